@@ -1,0 +1,174 @@
+#include "core/admission.h"
+
+#include <string>
+
+namespace convcheck {
+
+namespace {
+
+using Kind = Admission::Kind;
+
+Admission refused(std::string m) {
+  return {Kind::refused, std::move(m)};
+}
+Admission differs(std::string m) {
+  return {Kind::differs, std::move(m)};
+}
+
+std::string num(int64_t v) {
+  return std::to_string(v);
+}
+
+bool dilated(const Geometry& g) {
+  return g.dh > 1 || g.dw > 1;
+}
+bool grouped(const Geometry& g) {
+  return !g.depthwise && g.G > 1;
+}
+
+// Conv2D (S10 conv_ops_impl.h / conv_ops_int32.cc).
+TfAdmission conv2d(const Problem& p, const Geometry& g) {
+  TfAdmission a;
+  if (p.format == Format::NCHW) {
+    a.cpu = refused(
+        "The Conv2D op currently only supports the NHWC tensor format on the CPU. The op was given "
+        "the format: NCHW");
+  }
+  if (p.dtype == DType::i32) {
+    if (p.format == Format::NCHW) {
+      a.gpu = refused(
+          "The Conv2D op currently only supports the NHWC tensor format for integer types. The op "
+          "was given the format: NCHW");
+    } else if (grouped(g)) {
+      a.gpu = refused(
+          "The Conv2D op currently does not support grouped convolutions for integer types. A "
+          "grouped convolution was attempted to be run because the input depth of " +
+          num(g.C) + " does not match the filter input depth of " + num(g.Cf));
+    }
+  }
+  return a;
+}
+
+// Conv2DBackpropInput and conv2d_transpose (S4: the default CPU kernel is
+// Conv2DCustomBackpropInputOp; GPU int32 takes the Eigen Conv2DBackpropInputOp path).
+TfAdmission backprop_input(const Problem& p, const Geometry& g) {
+  TfAdmission a;
+  if (p.format == Format::NCHW) {
+    a.cpu = refused("Conv2DCustomBackpropInputOp only supports NHWC.");
+  } else if (dilated(g)) {
+    a.cpu = refused("Current CPU implementations do not yet support dilation rates larger than 1.");
+  } else if (grouped(g)) {
+    a.cpu = refused(
+        "Gradients for grouped convolutions are not supported on CPU. Please file a feature "
+        "request "
+        "if you run into this issue. Computed input depth " +
+        num(g.C) + " doesn't match filter input depth " + num(g.Cf));
+  }
+  if (p.dtype == DType::i32) {
+    if (p.format == Format::NCHW) {
+      a.gpu = refused("Conv2DBackpropInputOp [CPU or GPU(int32)] only supports NHWC data format.");
+    } else if (dilated(g)) {
+      a.gpu = refused(
+          "Conv2DBackpropInputOp [CPU or GPU(int32)] not yet support dilation rates larger than "
+          "1.");
+    } else if (grouped(g)) {
+      // TF has no message here: its Eigen int32 path contracts over C, not C / G.
+      a.gpu = refused(
+          "(convcheck) TF's int32 GPU backprop input (Eigen) has no grouped "
+          "convolution: input depth " +
+          num(g.C) + " vs filter input depth " + num(g.Cf));
+    }
+  }
+  return a;
+}
+
+// Conv2DBackpropFilter (S7: default CPU kernel Conv2DCustomBackpropFilterOp).
+TfAdmission backprop_filter(const Problem& p, const Geometry& g) {
+  TfAdmission a;
+  if (p.format == Format::NCHW) {
+    a.cpu = refused("Conv2DCustomBackpropFilterOp only supports NHWC.");
+  } else if (dilated(g)) {
+    a.cpu = refused("Current CPU implementations do not yet support dilation rates larger than 1.");
+  } else if (grouped(g)) {
+    a.cpu = refused("filter_size does not have enough elements, requested " +
+                    num(g.KH * g.KW * g.C * g.O) + ", got " + num(g.KH * g.KW * g.Cf * g.O));
+  }
+  return a;
+}
+
+// Depthwise ops (S11, S12): equal strides required on every device; the dilations attribute is
+// never read, so sizes are computed without it; CPU is NHWC only.
+TfAdmission depthwise(const Problem& p, const Geometry& g) {
+  const bool forward = p.op == Op::depthwise_conv2d;
+  const std::string label = p.op == Op::depthwise_conv2d_backprop_input
+                                ? "DepthwiseConv2DBackpropInput"
+                                : "DepthwiseConv2DBackpropFilter";
+  Admission both;
+  if (g.sh != g.sw) {
+    both = refused(
+        "Current implementation only supports equal length strides in the row and column "
+        "dimensions.");
+  } else if (dilated(g)) {
+    if (forward) {
+      both = refused("Current kernel implementation does not support dilations, received [1, " +
+                     num(g.dh) + ", " + num(g.dw) + ", 1]");
+    } else {
+      // TF recomputes the out_backprop size with dilation 1 and compares.
+      Problem undilated = p;
+      undilated.dilation_h = undilated.dilation_w = 1;
+      Geometry u = geometry(undilated);
+      if (u.OH != g.OH) {
+        both =
+            refused(label + ": Number of rows of out_backprop doesn't match computed: actual = " +
+                    num(g.OH) + ", computed = " + num(u.OH));
+      } else if (u.OW != g.OW) {
+        both =
+            refused(label + ": Number of cols of out_backprop doesn't match computed: actual = " +
+                    num(g.OW) + ", computed = " + num(u.OW));
+      } else {
+        both = differs(
+            "TF's depthwise kernels ignore dilations: TF computes this problem as if "
+            "dilation were 1x1 (spec B 4.4)");
+      }
+    }
+  }
+  TfAdmission a{both, both};
+  if (a.cpu.kind == Kind::accepted && p.format == Format::NCHW) {
+    a.cpu = refused("Depthwise convolution on CPU is only supported for NHWC format");
+  }
+  return a;
+}
+
+}  // namespace
+
+const char* admission_kind_name(Admission::Kind k) {
+  switch (k) {
+    case Kind::accepted:
+      return "accepted";
+    case Kind::refused:
+      return "refused";
+    case Kind::differs:
+      return "differs";
+  }
+  return "?";
+}
+
+TfAdmission tf_admission(const Problem& p) {
+  const Geometry g = geometry(p);
+  switch (p.op) {
+    case Op::conv2d:
+      return conv2d(p, g);
+    case Op::conv2d_backprop_input:
+    case Op::conv2d_transpose:
+      return backprop_input(p, g);
+    case Op::conv2d_backprop_filter:
+      return backprop_filter(p, g);
+    case Op::depthwise_conv2d:
+    case Op::depthwise_conv2d_backprop_input:
+    case Op::depthwise_conv2d_backprop_filter:
+      return depthwise(p, g);
+  }
+  return {};
+}
+
+}  // namespace convcheck

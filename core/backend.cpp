@@ -1,0 +1,59 @@
+#include "core/backend.h"
+
+namespace convcheck {
+
+const ConstTensorView* Operands::get(Role r) const {
+  switch (r) {
+    case Role::input:
+      return input;
+    case Role::filter:
+      return filter;
+    case Role::out_backprop:
+      return out_backprop;
+  }
+  return nullptr;
+}
+
+int64_t NumericContract::chain_length(int64_t n) const {
+  switch (chain) {
+    case Chain::exact:
+      return 0;
+    case Chain::linear:
+      return n;
+    case Chain::blocked: {
+      if (block <= 0 || n <= block) return n;
+      return block + (n + block - 1) / block;
+    }
+  }
+  return n;
+}
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(const std::string& name, const std::string& description, Factory factory) {
+  for (Entry& e : entries_) {
+    if (e.name == name) {
+      e = {name, description, std::move(factory)};
+      return;
+    }
+  }
+  entries_.push_back({name, description, std::move(factory)});
+}
+
+std::unique_ptr<Backend> Registry::make(const std::string& name) const {
+  for (const Entry& e : entries_) {
+    if (e.name == name) return e.factory("");
+    if (!e.name.empty() && e.name.back() == ':' && name.rfind(e.name, 0) == 0 &&
+        name.size() > e.name.size()) {
+      return e.factory(name.substr(e.name.size()));
+    }
+  }
+  std::string known;
+  for (const Entry& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
+  throw InvalidArgument("unknown backend '" + name + "'; known backends: " + known);
+}
+
+}  // namespace convcheck

@@ -1,0 +1,100 @@
+// The Backend interface and the registry (design §4).
+//
+// A backend is one implementation of the seven ops. It says whether it is available on this machine
+// and whether it can implement a problem (a reason when not: unsupported is never a silent pass),
+// declares the numeric contract the oracle will hold it to, and runs a validated problem on
+// operands that live in caller-owned memory (so the oracle can surround every buffer with guard
+// bands).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/problem.h"
+#include "core/tensor.h"
+
+namespace convcheck {
+
+/// A non-owning view of a tensor in caller memory.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  Shape shape;
+  Layout layout = Layout::Plain;
+};
+struct ConstTensorView {
+  const void* data = nullptr;
+  DType dtype = DType::f32;
+  Shape shape;
+  Layout layout = Layout::Plain;
+};
+inline TensorView view(Tensor& t) {
+  return {t.data(), t.dtype(), t.shape(), t.layout()};
+}
+inline ConstTensorView view(const Tensor& t) {
+  return {t.data(), t.dtype(), t.shape(), t.layout()};
+}
+
+/// The two operands an op reads, by role; the role it does not read is null (design §3).
+struct Operands {
+  const ConstTensorView* input = nullptr;
+  const ConstTensorView* filter = nullptr;
+  const ConstTensorView* out_backprop = nullptr;
+  const ConstTensorView* get(Role r) const;
+};
+
+/// What a backend promises about its arithmetic (numerics note §2.3). The oracle's bound is
+///   tau_i = (1+u_out)[(2u_in+u_in^2) + gamma_k(u_acc)(1+u_in)^2] M_i + u_out|s_i| + nu_i
+/// with k = chain_length(n_i).
+struct NumericContract {
+  std::string name;  // "exact", "f32-fma", "tf32", "f16-storage-f32-acc", ...
+  double u_in = 0;   // rounding of operands on the way in (0: used as stored)
+  double u_acc = 0;  // unit roundoff of the accumulation (0: exact)
+  double u_out = 0;  // rounding into the result dtype
+  enum class Chain { exact, linear, blocked } chain = Chain::linear;
+  int64_t block = 0;  // Chain::blocked: partial sums of `block` terms, then summed linearly
+  bool flush_subnormals = false;
+  bool deterministic = true;
+  /// Longest chain of roundings a product sees in a sum of n terms.
+  int64_t chain_length(int64_t n) const;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// E.g. "no CUDA device". Default: available.
+  virtual Status available() const { return Status::Ok(); }
+  virtual Status can_implement(const Problem& p) const = 0;
+  virtual NumericContract contract(const Problem& p) const = 0;
+  /// Precondition: geometry(p) succeeded (g is its value), can_implement(p) is ok, the operands the
+  /// op reads and the result have the storage shapes of storage_shape(). Writes every result
+  /// element.
+  virtual void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) = 0;
+};
+
+/// Name -> factory. A name ending in ':' is a prefix family ("mutant:", "plugin:"): its factory
+/// gets the text after the prefix.
+class Registry {
+ public:
+  using Factory = std::function<std::unique_ptr<Backend>(const std::string& arg)>;
+  static Registry& instance();
+
+  void add(const std::string& name, const std::string& description, Factory factory);
+  /// Throws InvalidArgument for an unknown name (listing the known ones).
+  std::unique_ptr<Backend> make(const std::string& name) const;
+  struct Entry {
+    std::string name, description;
+    Factory factory;
+  };
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+}  // namespace convcheck

@@ -1,0 +1,36 @@
+// Errors and statuses shared by every layer.
+//
+// Bad user input (descriptor, .npy file, operand shape, CLI flag) throws InvalidArgument; the CLI
+// maps it to exit code 2. A Status is the non-throwing answer of availability and capability
+// queries
+// ("unsupported is a reason, never a silent pass").
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace convcheck {
+
+/// Bad input from the user: the message names what was wrong, with every number.
+class InvalidArgument : public std::runtime_error {
+ public:
+  explicit InvalidArgument(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// The outcome of a query that may decline: ok, or a one-line reason.
+class Status {
+ public:
+  static Status Ok() { return Status(true, ""); }
+  static Status Error(std::string reason) { return Status(false, std::move(reason)); }
+  bool ok() const { return ok_; }
+  const std::string& reason() const { return reason_; }
+  explicit operator bool() const { return ok_; }
+
+ private:
+  Status(bool ok, std::string reason) : ok_(ok), reason_(std::move(reason)) {}
+  bool ok_;
+  std::string reason_;
+};
+
+}  // namespace convcheck

@@ -1,0 +1,575 @@
+#include "core/problem.h"
+
+#include <cctype>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+
+namespace convcheck {
+
+namespace {
+
+struct OpInfo {
+  Op op;
+  const char* name;
+  const char* tf_name;
+};
+constexpr OpInfo kOps[] = {
+    {Op::conv2d, "conv2d", "Conv2D"},
+    {Op::conv2d_backprop_input, "conv2d_backprop_input", "Conv2DBackpropInput"},
+    {Op::conv2d_backprop_filter, "conv2d_backprop_filter", "Conv2DBackpropFilter"},
+    {Op::conv2d_transpose, "conv2d_transpose", "conv2d_transpose"},
+    {Op::depthwise_conv2d, "depthwise_conv2d", "DepthwiseConv2dNative"},
+    {Op::depthwise_conv2d_backprop_input, "depthwise_conv2d_backprop_input",
+     "DepthwiseConv2dNativeBackpropInput"},
+    {Op::depthwise_conv2d_backprop_filter, "depthwise_conv2d_backprop_filter",
+     "DepthwiseConv2dNativeBackpropFilter"},
+};
+
+constexpr const char* kKeys[] = {"input",   "filter", "stride", "dilation",
+                                 "padding", "format", "dtype"};
+
+std::string join_ops() {
+  std::string s;
+  for (const OpInfo& o : kOps) s += (s.empty() ? "" : ", ") + std::string(o.name);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t pos = s.find(sep, start);
+    out.push_back(
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    if (pos == std::string_view::npos) return out;
+    start = pos + 1;
+  }
+}
+
+// A decimal integer with an optional leading '-', no spaces; overflow is an error.
+int64_t parse_int(std::string_view s, const std::string& what) {
+  std::string_view digits = s;
+  bool negative = false;
+  if (!digits.empty() && digits[0] == '-') {
+    negative = true;
+    digits.remove_prefix(1);
+  }
+  if (digits.empty())
+    throw InvalidArgument(what + ": expected an integer, got '" + std::string(s) + "'");
+  int64_t v = 0;
+  for (char ch : digits) {
+    if (!std::isdigit(static_cast<unsigned char>(ch))) {
+      throw InvalidArgument(what + ": expected an integer, got '" + std::string(s) + "'");
+    }
+    if (v > (INT64_MAX - (ch - '0')) / 10) {
+      throw InvalidArgument(what + ": integer '" + std::string(s) + "' overflows 64 bits");
+    }
+    v = v * 10 + (ch - '0');
+  }
+  return negative ? -v : v;
+}
+
+template <std::size_t K>
+std::array<int64_t, K> parse_dims(std::string_view value, const char* key, const char* form) {
+  std::vector<std::string_view> parts = split(value, 'x');
+  if (parts.size() != K) {
+    throw InvalidArgument(std::string(key) + "=" + std::string(value) + ": expected " + form +
+                          " (" + std::to_string(K) + " integers separated by 'x'), got " +
+                          std::to_string(parts.size()));
+  }
+  std::array<int64_t, K> out{};
+  for (std::size_t i = 0; i < K; ++i)
+    out[i] = parse_int(parts[i], std::string(key) + "=" + std::string(value));
+  return out;
+}
+
+bool checked_mul(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+bool checked_add(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+
+std::string dims_string(const std::array<int64_t, 4>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]) + "x" +
+         std::to_string(d[3]);
+}
+
+std::string padding_string(const Padding& p) {
+  switch (p.kind) {
+    case PaddingKind::VALID:
+      return "VALID";
+    case PaddingKind::SAME:
+      return "SAME";
+    case PaddingKind::EXPLICIT:
+      break;
+  }
+  return std::to_string(p.top) + ":" + std::to_string(p.bottom) + ":" + std::to_string(p.left) +
+         ":" + std::to_string(p.right);
+}
+
+struct Window {
+  int64_t out, pad_before, pad_after, eff;
+};
+
+// TF's GetWindowedOutputSizeVerbose (spec B §2.1): truncating division, SAME's odd element after,
+// negative output size an error, zero allowed.
+Window windowed_output(const std::string& label, int64_t in, int64_t k, int64_t d, int64_t s,
+                       const Padding& pad, int64_t explicit_before, int64_t explicit_after) {
+  Window w{};
+  int64_t span;
+  if (!checked_mul(k - 1, d, &span) || !checked_add(span, 1, &w.eff)) {
+    throw InvalidArgument(label + ": effective filter size (" + std::to_string(k) + " - 1) * " +
+                          std::to_string(d) + " + 1 overflows 64 bits");
+  }
+  int64_t numerator = 0;
+  switch (pad.kind) {
+    case PaddingKind::VALID:
+    case PaddingKind::EXPLICIT: {
+      w.pad_before = pad.kind == PaddingKind::EXPLICIT ? explicit_before : 0;
+      w.pad_after = pad.kind == PaddingKind::EXPLICIT ? explicit_after : 0;
+      int64_t padded;
+      if (!checked_add(in, w.pad_before, &padded) || !checked_add(padded, w.pad_after, &padded) ||
+          !checked_add(padded - w.eff, s, &numerator)) {
+        throw InvalidArgument(label + ": input size " + std::to_string(in) + " plus padding " +
+                              std::to_string(w.pad_before) + ":" + std::to_string(w.pad_after) +
+                              " overflows 64 bits");
+      }
+      w.out = numerator / s;  // C++ truncates toward zero, exactly as TF does
+      break;
+    }
+    case PaddingKind::SAME: {
+      if (!checked_add(in, s - 1, &numerator)) {
+        throw InvalidArgument(label + ": input size " + std::to_string(in) + " overflows 64 bits");
+      }
+      w.out = numerator / s;
+      int64_t needed = (w.out - 1) * s + w.eff - in;
+      int64_t total = needed > 0 ? needed : 0;
+      w.pad_before = total / 2;
+      w.pad_after = total - w.pad_before;
+      break;
+    }
+  }
+  if (w.out < 0) {
+    throw InvalidArgument(label + ": Computed output size would be negative: " +
+                          std::to_string(w.out) + " [input_size: " + std::to_string(in) +
+                          ", effective_filter_size: " + std::to_string(w.eff) +
+                          ", stride: " + std::to_string(s) + "]");
+  }
+  return w;
+}
+
+}  // namespace
+
+const char* op_name(Op op) {
+  for (const OpInfo& o : kOps) {
+    if (o.op == op) return o.name;
+  }
+  return "?";
+}
+
+const char* op_tf_name(Op op) {
+  for (const OpInfo& o : kOps) {
+    if (o.op == op) return o.tf_name;
+  }
+  return "?";
+}
+
+std::optional<Op> parse_op(std::string_view s) {
+  for (const OpInfo& o : kOps) {
+    if (s == o.name) return o.op;
+  }
+  return std::nullopt;
+}
+
+bool is_depthwise(Op op) {
+  return op == Op::depthwise_conv2d || op == Op::depthwise_conv2d_backprop_input ||
+         op == Op::depthwise_conv2d_backprop_filter;
+}
+
+bool op_takes_dtype(Op op, DType t) {
+  if (t != DType::i32) return true;
+  return op == Op::conv2d || op == Op::conv2d_backprop_input || op == Op::conv2d_transpose;
+}
+
+const char* format_name(Format f) {
+  return f == Format::NHWC ? "NHWC" : "NCHW";
+}
+
+bool Padding::operator==(const Padding& o) const {
+  if (kind != o.kind) return false;
+  if (kind != PaddingKind::EXPLICIT) return true;
+  return top == o.top && bottom == o.bottom && left == o.left && right == o.right;
+}
+
+bool Problem::operator==(const Problem& o) const {
+  return op == o.op && input == o.input && filter == o.filter && stride_h == o.stride_h &&
+         stride_w == o.stride_w && dilation_h == o.dilation_h && dilation_w == o.dilation_w &&
+         padding == o.padding && format == o.format && dtype == o.dtype;
+}
+
+Problem parse_problem(std::string_view text) {
+  const std::string whole(text);
+  std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    throw InvalidArgument("descriptor '" + whole +
+                          "': expected <op>:<key>=<value>[,<key>=<value>]..., no ':' found");
+  }
+  Problem p;
+  std::string_view op_text = text.substr(0, colon);
+  std::optional<Op> op = parse_op(op_text);
+  if (!op) {
+    throw InvalidArgument("descriptor '" + whole + "': unknown op '" + std::string(op_text) +
+                          "'; expected one of " + join_ops());
+  }
+  p.op = *op;
+  bool seen[std::size(kKeys)] = {};
+  std::string_view rest = text.substr(colon + 1);
+  if (rest.empty()) throw InvalidArgument("descriptor '" + whole + "': no keys after ':'");
+  for (std::string_view item : split(rest, ',')) {
+    std::size_t eq = item.find('=');
+    if (item.empty())
+      throw InvalidArgument("descriptor '" + whole + "': empty item between commas");
+    if (eq == std::string_view::npos) {
+      throw InvalidArgument("descriptor '" + whole + "': item '" + std::string(item) +
+                            "' is not key=value");
+    }
+    std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    std::size_t k = 0;
+    while (k < std::size(kKeys) && key != kKeys[k]) ++k;
+    if (k == std::size(kKeys)) {
+      throw InvalidArgument("descriptor '" + whole + "': unknown key '" + std::string(key) +
+                            "'; expected input, filter, stride, dilation, padding, format, dtype");
+    }
+    if (seen[k])
+      throw InvalidArgument("descriptor '" + whole + "': key '" + std::string(key) +
+                            "' given twice");
+    seen[k] = true;
+    if (value.empty()) {
+      throw InvalidArgument("descriptor '" + whole + "': key '" + std::string(key) +
+                            "' has an empty value");
+    }
+    const std::string where = "descriptor '" + whole + "': ";
+    try {
+      if (key == "input") {
+        p.input = parse_dims<4>(value, "input", "NxHxWxC");
+      } else if (key == "filter") {
+        p.filter = parse_dims<4>(value, "filter", is_depthwise(p.op) ? "RxSxCxM" : "RxSxCfxK");
+      } else if (key == "stride") {
+        auto s = parse_dims<2>(value, "stride", "SHxSW");
+        p.stride_h = s[0];
+        p.stride_w = s[1];
+      } else if (key == "dilation") {
+        auto d = parse_dims<2>(value, "dilation", "DHxDW");
+        p.dilation_h = d[0];
+        p.dilation_w = d[1];
+      } else if (key == "padding") {
+        if (value == "VALID") {
+          p.padding.kind = PaddingKind::VALID;
+        } else if (value == "SAME") {
+          p.padding.kind = PaddingKind::SAME;
+        } else {
+          std::vector<std::string_view> parts = split(value, ':');
+          if (parts.size() != 4) {
+            throw InvalidArgument(
+                "padding=" + std::string(value) +
+                ": expected VALID, SAME or T:B:L:R (4 integers separated by ':')");
+          }
+          p.padding.kind = PaddingKind::EXPLICIT;
+          const std::string what = "padding=" + std::string(value);
+          p.padding.top = parse_int(parts[0], what);
+          p.padding.bottom = parse_int(parts[1], what);
+          p.padding.left = parse_int(parts[2], what);
+          p.padding.right = parse_int(parts[3], what);
+        }
+      } else if (key == "format") {
+        if (value == "NHWC") {
+          p.format = Format::NHWC;
+        } else if (value == "NCHW") {
+          p.format = Format::NCHW;
+        } else {
+          throw InvalidArgument("format=" + std::string(value) + ": expected NHWC or NCHW");
+        }
+      } else {  // dtype
+        std::optional<DType> t = parse_dtype(value);
+        if (!t) {
+          throw InvalidArgument("dtype=" + std::string(value) +
+                                ": expected f16, bf16, f32, f64 or i32 (or half, bfloat16, "
+                                "float32, float64, int32)");
+        }
+        p.dtype = *t;
+      }
+    } catch (const InvalidArgument& e) {
+      if (std::string(e.what()).rfind("descriptor '", 0) == 0) throw;
+      throw InvalidArgument(where + e.what());
+    }
+  }
+  if (!seen[0])
+    throw InvalidArgument("descriptor '" + whole + "': missing required key 'input' (NxHxWxC)");
+  if (!seen[1]) {
+    throw InvalidArgument("descriptor '" + whole + "': missing required key 'filter' (" +
+                          std::string(is_depthwise(p.op) ? "RxSxCxM" : "RxSxCfxK") + ")");
+  }
+  return p;
+}
+
+std::string to_string(const Problem& p) {
+  std::ostringstream os;
+  os << op_name(p.op) << ":input=" << dims_string(p.input) << ",filter=" << dims_string(p.filter)
+     << ",stride=" << p.stride_h << "x" << p.stride_w << ",dilation=" << p.dilation_h << "x"
+     << p.dilation_w << ",padding=" << padding_string(p.padding)
+     << ",format=" << format_name(p.format) << ",dtype=" << dtype_name(p.dtype);
+  return os.str();
+}
+
+Geometry geometry(const Problem& p) {
+  const std::string label = op_name(p.op);
+  const bool depthwise = is_depthwise(p.op);
+  if (!op_takes_dtype(p.op, p.dtype)) {
+    throw InvalidArgument(label + ": dtype " + dtype_name(p.dtype) + " is not allowed: TF's " +
+                          op_tf_name(p.op) + " takes T in {half, bfloat16, float32, float64}");
+  }
+  static const char* kInputDims[] = {"N", "H", "W", "C"};
+  static const char* kFilterDims[] = {"KH", "KW", "in_depth", "out_depth"};
+  static const char* kDepthwiseFilterDims[] = {"KH", "KW", "in_depth", "depth_multiplier"};
+  for (int i = 0; i < 4; ++i) {
+    if (p.input[i] < 0) {
+      throw InvalidArgument(label + ": Dimension " + std::to_string(i) + " (" + kInputDims[i] +
+                            ") of input must be >= 0, got " + std::to_string(p.input[i]));
+    }
+    if (p.filter[i] < 0) {
+      throw InvalidArgument(label + ": Dimension " + std::to_string(i) + " (" +
+                            (depthwise ? kDepthwiseFilterDims : kFilterDims)[i] +
+                            ") of filter must be >= 0, got " + std::to_string(p.filter[i]));
+    }
+  }
+  if (p.stride_h <= 0 || p.stride_w <= 0) {
+    throw InvalidArgument(label +
+                          ": Row and column strides should be larger than 0, got stride = " +
+                          std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w));
+  }
+  if (p.dilation_h <= 0 || p.dilation_w <= 0) {
+    throw InvalidArgument(label + ": Dilated rates should be larger than 0, got dilation = " +
+                          std::to_string(p.dilation_h) + "x" + std::to_string(p.dilation_w));
+  }
+  if (p.padding.kind == PaddingKind::EXPLICIT &&
+      (p.padding.top < 0 || p.padding.bottom < 0 || p.padding.left < 0 || p.padding.right < 0)) {
+    throw InvalidArgument(
+        label + ": All elements of explicit_paddings must be nonnegative, got padding = " +
+        padding_string(p.padding));
+  }
+  if (p.filter[0] == 0 || p.filter[1] == 0 || (p.op == Op::conv2d && p.filter[3] == 0)) {
+    throw InvalidArgument(label +
+                          ": filter must not have zero elements (i.e. all dimensions must be "
+                          "non-zero), got filter = " +
+                          dims_string(p.filter));
+  }
+  Geometry g{};
+  g.depthwise = depthwise;
+  g.N = p.input[0];
+  g.H = p.input[1];
+  g.W = p.input[2];
+  g.C = p.input[3];
+  g.KH = p.filter[0];
+  g.KW = p.filter[1];
+  if (depthwise) {
+    if (p.filter[2] != g.C) {
+      throw InvalidArgument(label + ": input and filter must have the same depth: " +
+                            std::to_string(g.C) + " vs " + std::to_string(p.filter[2]));
+    }
+    g.Cf = 1;
+    g.G = g.C;
+    g.M = p.filter[3];
+    if (!checked_mul(g.C, g.M, &g.O)) {
+      throw InvalidArgument(label + ": output depth " + std::to_string(g.C) + " * " +
+                            std::to_string(g.M) + " overflows 64 bits");
+    }
+  } else {
+    g.Cf = p.filter[2];
+    g.O = p.filter[3];
+    g.M = 1;
+    if (g.Cf <= 0) {
+      // TF's two wordings (sic): Conv2D's kernel and the backprop ops' shape utility.
+      throw InvalidArgument(label +
+                            (p.op == Op::conv2d
+                                 ? ": filter depth must be stricly positive, got "
+                                 : ": filter depth must be strictly greated than zero, got ") +
+                            std::to_string(g.Cf));
+    }
+    if (g.C % g.Cf != 0) {
+      throw InvalidArgument(label + ": input depth must be evenly divisible by filter depth: " +
+                            std::to_string(g.C) + " vs " + std::to_string(g.Cf));
+    }
+    if (g.C == 0) {
+      // TF's divisibility check passes for C = 0 but leaves zero groups, which no kernel defines.
+      throw InvalidArgument(label +
+                            ": input depth 0 gives zero groups (C / filter in_depth = 0 / " +
+                            std::to_string(g.Cf) + "); the input must have at least " +
+                            std::to_string(g.Cf) + " channels");
+    }
+    g.G = g.C / g.Cf;
+    if (g.G > 1 && g.O % g.G != 0) {
+      throw InvalidArgument(label +
+                            ": output depth must be evenly divisible by number of groups: " +
+                            std::to_string(g.O) + " vs " + std::to_string(g.G));
+    }
+  }
+  g.sh = p.stride_h;
+  g.sw = p.stride_w;
+  g.dh = p.dilation_h;
+  g.dw = p.dilation_w;
+  Window rows =
+      windowed_output(label, g.H, g.KH, g.dh, g.sh, p.padding, p.padding.top, p.padding.bottom);
+  Window cols =
+      windowed_output(label, g.W, g.KW, g.dw, g.sw, p.padding, p.padding.left, p.padding.right);
+  g.OH = rows.out;
+  g.OW = cols.out;
+  g.eff_h = rows.eff;
+  g.eff_w = cols.eff;
+  g.pad_top = rows.pad_before;
+  g.pad_bottom = rows.pad_after;
+  g.pad_left = cols.pad_before;
+  g.pad_right = cols.pad_after;
+  // Every role's element count must fit in 64 bits (and its bytes too): checked once, here.
+  for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+    int64_t n = role_elements(g, r), bytes;
+    if (n < 0 || !checked_mul(n, 8, &bytes)) {
+      throw InvalidArgument(label + ": the " + role_name(r) + " tensor's size overflows 64 bits");
+    }
+  }
+  return g;
+}
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::input:
+      return "input";
+    case Role::filter:
+      return "filter";
+    case Role::out_backprop:
+      return "out_backprop";
+  }
+  return "?";
+}
+
+OpIO op_io(Op op) {
+  switch (op) {
+    case Op::conv2d:
+    case Op::depthwise_conv2d:
+      return {Role::input, Role::filter, Role::out_backprop};
+    case Op::conv2d_backprop_input:
+    case Op::conv2d_transpose:
+    case Op::depthwise_conv2d_backprop_input:
+      return {Role::filter, Role::out_backprop, Role::input};
+    case Op::conv2d_backprop_filter:
+    case Op::depthwise_conv2d_backprop_filter:
+      return {Role::input, Role::out_backprop, Role::filter};
+  }
+  return {Role::input, Role::filter, Role::out_backprop};
+}
+
+const char* result_name(Op op) {
+  switch (op_io(op).result_like) {
+    case Role::input:
+      return "input_backprop";
+    case Role::filter:
+      return "filter_backprop";
+    case Role::out_backprop:
+      return "output";
+  }
+  return "?";
+}
+
+namespace {
+std::array<int64_t, 4> logical_shape(const Geometry& g, Role r) {
+  switch (r) {
+    case Role::input:
+      return g.input_shape();
+    case Role::filter:
+      return g.filter_shape();
+    case Role::out_backprop:
+      return g.output_shape();
+  }
+  return {};
+}
+}  // namespace
+
+int64_t role_elements(const Geometry& g, Role r) {
+  std::array<int64_t, 4> s = logical_shape(g, r);
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (!checked_mul(n, d, &n)) return -1;
+  }
+  return n;
+}
+
+Layout storage_layout(const Problem& p, Role r) {
+  if (r == Role::filter) return is_depthwise(p.op) ? Layout::RSCM : Layout::HWIO;
+  return p.format == Format::NHWC ? Layout::NHWC : Layout::NCHW;
+}
+
+Shape storage_shape(const Problem& p, const Geometry& g, Role r) {
+  std::array<int64_t, 4> s = logical_shape(g, r);
+  if (r != Role::filter && p.format == Format::NCHW) return {s[0], s[3], s[1], s[2]};
+  return {s[0], s[1], s[2], s[3]};
+}
+
+void check_operand_shape(const Problem& p, const Geometry& g, Role r, const Shape& got,
+                         const std::string& source) {
+  const Shape want = storage_shape(p, g, r);
+  if (got == want) return;
+  const std::string label = op_name(p.op);
+  const std::string role = role_name(r);
+  if (got.size() != 4) {
+    throw InvalidArgument(label + ": " + role + " must be 4-dimensional, got shape " +
+                          shape_string(got) + " from " + source);
+  }
+  if (r == Role::out_backprop) {
+    const bool nchw = p.format == Format::NCHW;
+    const int c_dim = nchw ? 1 : 3, h_dim = nchw ? 2 : 1, w_dim = nchw ? 3 : 2;
+    const std::string tail = " (" + source + ", shape " + shape_string(got) + ")";
+    if (got[0] != g.N) {
+      throw InvalidArgument(label +
+                            ": input and out_backprop must have the same batch size. Input "
+                            "batch: " +
+                            std::to_string(g.N) + ", outbackprop batch: " + std::to_string(got[0]) +
+                            ", batch_dim: 0" + tail);
+    }
+    if (got[c_dim] != g.O) {
+      if (g.depthwise) {
+        throw InvalidArgument(
+            label + ": depth_multiplier * in_depth not equal to out_depth: " + std::to_string(g.M) +
+            " * " + std::to_string(g.C) + " != " + std::to_string(got[c_dim]) + tail);
+      }
+      throw InvalidArgument(label + ": filter and out_backprop must have the same out_depth: " +
+                            std::to_string(g.O) + " vs " + std::to_string(got[c_dim]) + tail);
+    }
+    struct Dim {
+      int index;
+      int64_t actual, computed, in, k, s, d;
+      const char* word;
+    };
+    for (const Dim& d : {Dim{h_dim, got[h_dim], g.OH, g.H, g.KH, g.sh, g.dh, "rows"},
+                         Dim{w_dim, got[w_dim], g.OW, g.W, g.KW, g.sw, g.dw, "cols"}}) {
+      if (d.actual == d.computed) continue;
+      if (g.depthwise) {
+        throw InvalidArgument(
+            label + ": Number of " + d.word + " of out_backprop doesn't match computed: actual = " +
+            std::to_string(d.actual) + ", computed = " + std::to_string(d.computed) + tail);
+      }
+      throw InvalidArgument(
+          label + ": Size of out_backprop doesn't match computed: actual = " +
+          std::to_string(d.actual) + ", computed = " + std::to_string(d.computed) +
+          " spatial_dim: " + std::to_string(d.index) + " input: " + std::to_string(d.in) +
+          " filter: " + std::to_string(d.k) + " output: " + std::to_string(d.actual) +
+          " stride: " + std::to_string(d.s) + " dilation: " + std::to_string(d.d) + tail);
+    }
+  }
+  throw InvalidArgument(label + ": " + role + " from " + source + " has shape " +
+                        shape_string(got) + ", expected " + shape_string(want) + " (" +
+                        layout_name(storage_layout(p, r)) + ") for " + to_string(p));
+}
+
+}  // namespace convcheck

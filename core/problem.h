@@ -1,0 +1,134 @@
+// The problem vocabulary shared by every backend, test, suite and report (design §2).
+//
+// A Problem is a plain value: op, forward input shape, filter shape, strides, dilations, padding,
+// format, dtype. Everything derived from it (output size, resolved pads, groups, multiplier) comes
+// from one function, geometry(), which also validates with TF's messages (spec Part A.3, A.4, B
+// §2). Implementation knobs never live here.
+//
+// Text form (one shell word): <op>:<key>=<value>[,<key>=<value>]...
+//   input=NxHxWxC  filter=RxSxCfxK (depthwise RxSxCxM)  stride=SHxSW  dilation=DHxDW
+//   padding=VALID|SAME|T:B:L:R  format=NHWC|NCHW  dtype=f16|bf16|f32|f64|i32
+// print() gives the canonical form, every key in that order; parse(print(p)) == p.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+
+namespace convcheck {
+
+enum class Op {
+  conv2d,
+  conv2d_backprop_input,
+  conv2d_backprop_filter,
+  conv2d_transpose,
+  depthwise_conv2d,
+  depthwise_conv2d_backprop_input,
+  depthwise_conv2d_backprop_filter,
+};
+inline constexpr Op kAllOps[] = {Op::conv2d,
+                                 Op::conv2d_backprop_input,
+                                 Op::conv2d_backprop_filter,
+                                 Op::conv2d_transpose,
+                                 Op::depthwise_conv2d,
+                                 Op::depthwise_conv2d_backprop_input,
+                                 Op::depthwise_conv2d_backprop_filter};
+const char* op_name(Op op);
+std::optional<Op> parse_op(std::string_view s);
+bool is_depthwise(Op op);
+/// TF's op name ("Conv2DBackpropInput", ...), for messages about TF.
+const char* op_tf_name(Op op);
+/// Whether TF's op definition takes this dtype (int32: conv2d, backprop input, transpose only).
+bool op_takes_dtype(Op op, DType t);
+
+enum class PaddingKind { VALID, SAME, EXPLICIT };
+enum class Format { NHWC, NCHW };
+const char* format_name(Format f);
+
+struct Padding {
+  PaddingKind kind = PaddingKind::VALID;
+  int64_t top = 0, bottom = 0, left = 0, right = 0;  // used by EXPLICIT only
+  bool operator==(const Padding& o) const;
+  bool operator!=(const Padding& o) const { return !(*this == o); }
+};
+
+struct Problem {
+  Op op = Op::conv2d;
+  std::array<int64_t, 4> input{};   // forward input N, H, W, C (whatever the format)
+  std::array<int64_t, 4> filter{};  // conv: KH, KW, Cf, K (HWIO); depthwise: KH, KW, C, M
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;  // TF's convention: 1 = no dilation
+  Padding padding;
+  Format format = Format::NHWC;
+  DType dtype = DType::f32;
+
+  bool operator==(const Problem& o) const;
+  bool operator!=(const Problem& o) const { return !(*this == o); }
+};
+
+/// Parses a descriptor. Throws InvalidArgument naming the key and the rule. Only the grammar is
+/// checked here; geometry() checks the semantics.
+Problem parse_problem(std::string_view text);
+/// Canonical descriptor: every key, in grammar order.
+std::string to_string(const Problem& p);
+
+/// Everything derived from a Problem. Names follow TF; the GEMM-ish letters stay in kernels.
+struct Geometry {
+  int64_t N, H, W, C;      // forward input
+  int64_t KH, KW;          // filter taps
+  int64_t Cf;              // input channels per group (1 for depthwise)
+  int64_t O;               // forward output channels (K, or C*M for depthwise)
+  int64_t G;               // groups: C / Cf (C for depthwise)
+  int64_t M;               // depthwise multiplier (1 for conv)
+  int64_t OH, OW;          // forward output (= out_backprop) spatial size
+  int64_t sh, sw, dh, dw;  // strides and dilations
+  int64_t pad_top, pad_bottom, pad_left, pad_right;  // resolved (SAME split, odd element after)
+  int64_t eff_h, eff_w;                              // (K - 1) * d + 1
+
+  // Logical shapes (N,H,W,C order for activations; filter as given).
+  std::array<int64_t, 4> input_shape() const { return {N, H, W, C}; }
+  std::array<int64_t, 4> output_shape() const { return {N, OH, OW, O}; }
+  std::array<int64_t, 4> filter_shape() const { return {KH, KW, filter_in(), filter_out()}; }
+  int64_t filter_in() const { return depthwise ? C : Cf; }
+  int64_t filter_out() const { return depthwise ? M : O; }
+  bool depthwise;  // depthwise ops: filter is RSCM and output channel k*M+m reads channel k
+};
+
+/// Validates a problem and derives its geometry; throws InvalidArgument with TF's words and every
+/// number ("conv2d_backprop_input: Computed output size would be negative: -1 [input_size: 1,
+/// ...").
+Geometry geometry(const Problem& p);
+
+/// The three operand roles, in TF's words (design §3).
+enum class Role { input, filter, out_backprop };
+const char* role_name(Role r);
+
+/// What an op reads and writes: two roles in, one result whose shape is that of `result_like`.
+struct OpIO {
+  Role a, b;
+  Role result_like;
+};
+OpIO op_io(Op op);
+/// A short name for the result ("output", "input_backprop", "filter_backprop").
+const char* result_name(Op op);
+
+/// Storage-order shape and layout of a role's tensor (activations follow the format; filters are
+/// HWIO / RSCM).
+Shape storage_shape(const Problem& p, const Geometry& g, Role r);
+Layout storage_layout(const Problem& p, Role r);
+
+/// Checks an operand tensor's storage shape against the problem, with TF's messages where TF has
+/// them ("Size of out_backprop doesn't match computed: actual = 4, computed = 3 spatial_dim: 1
+/// ..."). Throws InvalidArgument.
+void check_operand_shape(const Problem& p, const Geometry& g, Role r, const Shape& got,
+                         const std::string& source);
+
+/// Byte and element sizes of a problem's three roles, computed with overflow checks.
+int64_t role_elements(const Geometry& g, Role r);
+
+}  // namespace convcheck

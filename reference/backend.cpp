@@ -1,0 +1,39 @@
+// The "reference" backend: the exact reference behind the Backend interface.
+#include <cmath>
+#include <cstring>
+
+#include "reference/reference.h"
+
+namespace convcheck {
+
+namespace {
+
+class ReferenceBackend : public Backend {
+ public:
+  std::string name() const override { return "reference"; }
+  Status can_implement(const Problem&) const override { return Status::Ok(); }
+  NumericContract contract(const Problem& p) const override {
+    NumericContract c;
+    c.name = "exact";
+    c.chain = NumericContract::Chain::exact;
+    // Rounded once from the exact value: half an ulp of the result dtype (0 for int32's exact
+    // wrap).
+    c.u_out = p.dtype == DType::i32 ? 0.0 : std::ldexp(1.0, -float_format(p.dtype).precision);
+    c.deterministic = true;
+    return c;
+  }
+  void run(const Problem& p, const Geometry&, const Operands& in, TensorView result) override {
+    ReferenceResult r = reference_compute(p, in);
+    std::memcpy(result.data, r.result.data(), r.result.bytes());
+  }
+};
+
+}  // namespace
+
+void register_reference_backend(Registry& registry) {
+  registry.add("reference",
+               "exact reference: the exact value rounded once into the dtype (design §5)",
+               [](const std::string&) { return std::make_unique<ReferenceBackend>(); });
+}
+
+}  // namespace convcheck

@@ -1,0 +1,152 @@
+#include "reference/reference.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "reference/engine.h"
+
+namespace convcheck {
+
+namespace {
+
+// Storage index of canonical (N,H,W,C-order) element e of an activation tensor of logical shape
+// [N, H, W, C]; identity for NHWC and for filters.
+int64_t storage_index(int64_t e, const std::array<int64_t, 4>& s, bool nchw) {
+  if (!nchw) return e;
+  const int64_t c = e % s[3], w = e / s[3] % s[2], h = e / (s[3] * s[2]) % s[1],
+                n = e / (s[3] * s[2] * s[1]);
+  return ((n * s[3] + c) * s[1] + h) * s[2] + w;
+}
+
+std::array<int64_t, 4> logical(const Geometry& g, Role r) {
+  switch (r) {
+    case Role::input:
+      return g.input_shape();
+    case Role::filter:
+      return g.filter_shape();
+    case Role::out_backprop:
+      return g.output_shape();
+  }
+  return {};
+}
+
+bool in_fast_range(double v, DType t) {
+  if (!std::isfinite(v)) return false;
+  if (t != DType::f64 || v == 0) return true;
+  const double a = std::fabs(v);
+  return a >= 0x1p-480 && a <= 0x1p480;
+}
+
+std::vector<double> canonical_operand(const Problem& p, const Geometry& g, Role r,
+                                      const Operands& ops, bool* fast_ok) {
+  const ConstTensorView* v = ops.get(r);
+  const std::string label = op_name(p.op);
+  if (v == nullptr || (v->data == nullptr && !v->shape.empty() && element_count(v->shape) > 0)) {
+    throw InvalidArgument(label + " reads '" + role_name(r) + "', which was not given");
+  }
+  if (v->dtype != p.dtype) {
+    throw InvalidArgument(label + ": " + role_name(r) + " has dtype " + dtype_name(v->dtype) +
+                          ", expected " + dtype_name(p.dtype));
+  }
+  check_operand_shape(p, g, r, v->shape, role_name(r));
+  const std::array<int64_t, 4> s = logical(g, r);
+  const bool nchw = r != Role::filter && p.format == Format::NCHW;
+  const int64_t n = s[0] * s[1] * s[2] * s[3];
+  std::vector<double> out(n);
+  bool ok = true;
+  for (int64_t e = 0; e < n; ++e) {
+    out[e] = load_element(v->data, v->dtype, storage_index(e, s, nchw));
+    ok = ok && in_fast_range(out[e], p.dtype);
+  }
+  *fast_ok = *fast_ok && ok;
+  return out;
+}
+
+ref::Outputs evaluate(const Problem& p, const Geometry& g, const Operands& ops, ref::Mode mode,
+                      OpIO* io_out) {
+  const OpIO io = op_io(p.op);
+  *io_out = io;
+  ref::Canonical c;
+  for (Role r : {io.a, io.b}) {
+    std::vector<double> v = canonical_operand(p, g, r, ops, &c.fast_ok);
+    switch (r) {
+      case Role::input:
+        c.input = std::move(v);
+        break;
+      case Role::filter:
+        c.filter = std::move(v);
+        break;
+      case Role::out_backprop:
+        c.out_backprop = std::move(v);
+        break;
+    }
+  }
+  ref::Outputs out;
+  switch (p.op) {
+    case Op::conv2d:
+      ref::conv2d(g, p.dtype, c, mode, out);
+      break;
+    case Op::conv2d_backprop_input:
+    case Op::conv2d_transpose:
+      ref::backprop_input(g, p.dtype, c, mode, out);
+      break;
+    case Op::conv2d_backprop_filter:
+      ref::backprop_filter(g, p.dtype, c, mode, out);
+      break;
+    case Op::depthwise_conv2d:
+      ref::depthwise_conv2d(g, p.dtype, c, mode, out);
+      break;
+    case Op::depthwise_conv2d_backprop_input:
+      ref::depthwise_backprop_input(g, p.dtype, c, mode, out);
+      break;
+    case Op::depthwise_conv2d_backprop_filter:
+      ref::depthwise_backprop_filter(g, p.dtype, c, mode, out);
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+ReferenceResult reference_compute(const Problem& p, const Operands& operands) {
+  const Geometry g = geometry(p);
+  OpIO io;
+  ref::Outputs out = evaluate(p, g, operands, ref::Mode::exact, &io);
+  ReferenceResult res;
+  res.result =
+      Tensor(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
+  const int64_t n = res.result.size();
+  res.exact_hi.resize(n);
+  res.exact_lo.resize(n);
+  res.magnitude.resize(n);
+  res.terms.resize(n);
+  const std::array<int64_t, 4> s = logical(g, io.result_like);
+  const bool nchw = io.result_like != Role::filter && p.format == Format::NCHW;
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t i = storage_index(e, s, nchw);
+    res.result.set(i, out.value[e]);  // exact: value is representable in the dtype
+    res.exact_hi[i] = out.hi[e];
+    res.exact_lo[i] = out.lo[e];
+    res.magnitude[i] = out.magnitude[e];
+    res.terms[i] = out.terms[e];
+  }
+  res.exact_fallbacks = out.fallbacks;
+  return res;
+}
+
+Tensor naive_double_compute(const Problem& p, const Operands& operands) {
+  if (p.dtype == DType::i32) {
+    throw InvalidArgument("naive_double_compute: i32 has no double-rounding baseline");
+  }
+  const Geometry g = geometry(p);
+  OpIO io;
+  ref::Outputs out = evaluate(p, g, operands, ref::Mode::naive, &io);
+  Tensor t(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
+  const std::array<int64_t, 4> s = logical(g, io.result_like);
+  const bool nchw = io.result_like != Role::filter && p.format == Format::NCHW;
+  for (int64_t e = 0; e < t.size(); ++e) t.set(storage_index(e, s, nchw), out.value[e]);
+  return t;
+}
+
+}  // namespace convcheck
