@@ -72,23 +72,36 @@ void element_exact(const Law& law, int64_t e, DType t, Outputs& out, int64_t& fa
     out.hi[e] = hi;
     out.lo[e] = static_cast<double>(sum - static_cast<__int128>(hi));
   } else {
-    // Fast path: TwoProduct + TwoSum keep sum(h) = p + sum(q) exactly; the small parts t = q + r
-    // are summed in s, whose error is at most gamma_{n+1} * sum|t| (bounded through T).
-    double p = 0, s = 0, big_t = 0;
-    law.terms(e, [&](double x, double y) {
-      const double h = x * y;
-      const double r = std::fma(x, y, -h);
-      double q;
-      two_sum(p, h, &p, &q);
-      const double small = q + r;
-      s += small;
-      big_t += std::fabs(small);
-      magnitude += std::fabs(h);
-      ++n;
-    });
+    // Fast path: TwoSum keeps sum(h) = p + sum(q) exactly; s gathers the small parts q (and, for
+    // f64 operands, the product errors r = fma(x, y, -h); f16/bf16/f32 products are exact in
+    // double, r = 0). Since |q_k| <= u |p_k| <= u M (1 + gamma_n) and |r| <= u |h|, the small
+    // parts sum to at most (n + 1) u M (1 + gamma_n), and s has error at most gamma_n times that:
+    // err below is a rigorous bound with a safety factor 2 (which also covers M's own rounding).
+    double p = 0, s = 0;
+    const bool products_exact = t != DType::f64;
+    if (products_exact) {
+      law.terms(e, [&](double x, double y) {
+        const double h = x * y;
+        double q;
+        two_sum(p, h, &p, &q);
+        s += q;
+        magnitude += std::fabs(h);
+        ++n;
+      });
+    } else {
+      law.terms(e, [&](double x, double y) {
+        const double h = x * y;
+        const double r = std::fma(x, y, -h);
+        double q;
+        two_sum(p, h, &p, &q);
+        s += q + r;
+        magnitude += std::fabs(h);
+        ++n;
+      });
+    }
     double hi, lo;
     two_sum(p, s, &hi, &lo);
-    const double err = 2 * gamma64(n + 1) * big_t;
+    const double err = 2 * static_cast<double>(n + 1) * 0x1p-53 * gamma64(n + 1) * magnitude;
     double rounded;
     if (certify_rounding(hi, lo, err, t, &rounded)) {
       out.value[e] = rounded;

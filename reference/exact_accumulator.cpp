@@ -22,7 +22,7 @@ namespace {
 // GCC extension; the project does not build with -Wpedantic.
 using u128 = unsigned __int128;
 
-constexpr int kBias = 2148;  // bit 0 of limb 0 weighs 2^-kBias (the smallest product: 2^-1074^2)
+constexpr int kBias = 2148;  // bit 0 of limb 0 weighs 2^-kBias (the smallest product: (2^-1074)^2)
 constexpr int kSign = 67;    // index of the sign-extension limb (kLimbs - 1, checked below)
 constexpr uint64_t kFracMask = (uint64_t(1) << 52) - 1;
 constexpr uint64_t kHidden = uint64_t(1) << 52;
@@ -108,8 +108,7 @@ ExactAccumulator::ExactAccumulator() {
 }
 
 void ExactAccumulator::clear() {
-  // Plain 8-byte stores (not memset): the usual range is a few limbs, and the next add reloads
-  // them at the same width, so they forward straight from the store buffer.
+  // Only the touched range: usually a few limbs, even for negative sums (lazy sign extension).
   for (int k = lo_used_; k <= hi_used_; ++k) limb_[k] = 0;
   limb_[kSign] = 0;
   lo_used_ = kLimbs;
@@ -172,6 +171,7 @@ int ExactAccumulator::sign() const {
   return 0;
 }
 
+// Precondition: 2 <= precision <= 53 and the format's values are doubles (true of every dtype).
 double ExactAccumulator::round_to(const FloatFormat& format) const {
   if (is_nan()) return std::numeric_limits<double>::quiet_NaN();
   if (const int s = infinity_sign()) return s * std::numeric_limits<double>::infinity();

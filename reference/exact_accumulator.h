@@ -45,7 +45,8 @@ class ExactAccumulator {
  private:
   static constexpr int kLimbs = 68;  // 4352 bits >= 2148 + 2048 + 64 guard + sign
   uint64_t limb_[kLimbs];
-  int lo_used_, hi_used_;  // range of limbs that may be nonzero, to keep clear() and scans short
+  int lo_used_, hi_used_;  // value limbs that may be nonzero; limb_[kLimbs - 1] holds the sign
+                           // extension (0 or all ones) that every limb above hi_used_ stands for
   bool nan_;
   bool pos_inf_, neg_inf_;
 };

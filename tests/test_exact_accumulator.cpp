@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
-#include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -556,6 +555,39 @@ BOOST_AUTO_TEST_CASE(exact_cancellation) {
   }
 }
 
+// Carries and borrows out of the top limb a product can touch, into the sign extension: only
+// reachable by piling up millions of the largest products aligned at the same place (the guard
+// bits at work). P = (2^53-1)^2 * 2^-101 fills the top of its three limbs; 2^23 P is
+// 2^28 - 2^-24 + 2^-78, and two fix-up products, kept within P's limbs, make it exactly 2^28: a
+// limb boundary, reached in either order.
+BOOST_AUTO_TEST_CASE(carries_into_the_sign_extension) {
+  const double a = 0x1.fffffffffffffp52, b = 0x1.fffffffffffffp-49;  // (2^53-1), (2^53-1)*2^-101
+  const int n = 1 << 23;
+  for (int order = 0; order < 3; ++order) {
+    const double sgn = order == 0 ? 1.0 : -1.0;
+    ExactAccumulator acc;
+    for (int k = 0; k < n; ++k) acc.add_product(sgn * a, b);
+    double hi, lo;
+    acc.to_double_double(&hi, &lo);
+    BOOST_TEST(hi == sgn * (0x1p28 - 0x1p-24));
+    BOOST_TEST(lo == sgn * 0x1p-78);
+    if (order == 2) {
+      acc.add_product(0x1p-39, 0x1p-39);   // + 2^-78: the magnitude lands exactly on 2^28
+      acc.add_product(-0x1p-12, 0x1p-12);  // - 2^-24, with no borrow out of the top limb
+    } else {
+      acc.add_product(-sgn * 0x1p-12, -0x1p-12);  // the magnitude crosses 2^28 first
+      acc.add_product(-sgn * 0x1p-39, 0x1p-39);
+    }
+    acc.to_double_double(&hi, &lo);
+    BOOST_TEST((hi == sgn * 0x1p28 && bits(lo) == 0));
+    BOOST_TEST(acc.round_to(kF32) == sgn * 0x1p28);
+    BOOST_TEST(acc.sign() == int(sgn));
+    acc.add(-sgn * 0x1p28);
+    BOOST_TEST(acc.sign() == 0);
+    BOOST_TEST(bits(acc.round_to(kF64)) == 0u);
+  }
+}
+
 // Reusing an accumulator through clear() must match a fresh one, whatever state it was left in.
 BOOST_AUTO_TEST_CASE(clear_matches_fresh) {
   std::mt19937_64 rng(31337);
@@ -856,8 +888,16 @@ BOOST_AUTO_TEST_CASE(micro_timing) {
   auto t0 = clock::now();
   for (int i = 0; i < n; ++i) acc.add_product(a[i], b[i]);
   auto t1 = clock::now();
-  sink = sink + acc.round_to(kF32);
   const double ns_per_term = std::chrono::duration<double, std::nano>(t1 - t0).count() / n;
+  {
+    // Not timed: the same terms in reverse order give the same bits.
+    ExactAccumulator reversed;
+    for (int i = n - 1; i >= 0; --i) reversed.add_product(a[i], b[i]);
+    double h1, l1, h2, l2;
+    acc.to_double_double(&h1, &l1);
+    reversed.to_double_double(&h2, &l2);
+    BOOST_TEST((same(h1, h2) && same(l1, l2)));
+  }
 
   const int groups = n / 10;
   t0 = clock::now();
@@ -870,6 +910,16 @@ BOOST_AUTO_TEST_CASE(micro_timing) {
   const double ns_per_group = std::chrono::duration<double, std::nano>(t1 - t0).count() / groups;
 
   t0 = clock::now();
+  for (int g = 0; g < groups / 10; ++g) {
+    acc.clear();
+    for (int k = 0; k < 100; ++k) acc.add_product(a[g * 100 + k], b[g * 100 + k]);
+    sink = sink + acc.round_to(kF32);
+  }
+  t1 = clock::now();
+  const double ns_per_100 =
+      std::chrono::duration<double, std::nano>(t1 - t0).count() / (groups / 10);
+
+  t0 = clock::now();
   for (int g = 0; g < groups; ++g) {
     ExactAccumulator fresh;
     fresh.add_product(a[g], b[g]);
@@ -878,10 +928,11 @@ BOOST_AUTO_TEST_CASE(micro_timing) {
   t1 = clock::now();
   const double ns_fresh = std::chrono::duration<double, std::nano>(t1 - t0).count() / groups;
 
-  BOOST_TEST_MESSAGE("timing: add_product " << ns_per_term << " ns/term (f32-range products); "
-                                            << "clear + 10 add_product + round_to " << ns_per_group
-                                            << " ns; fresh accumulator + 1 term + round "
-                                            << ns_fresh << " ns");
+  BOOST_TEST_MESSAGE("timing: add_product "
+                     << ns_per_term << " ns/term (f32-range products); "
+                     << "clear + 10 add_product + round_to " << ns_per_group
+                     << " ns; clear + 100 add_product + round_to " << ns_per_100
+                     << " ns; fresh accumulator + 1 term + round " << ns_fresh << " ns");
   (void)sink;
 }
 

@@ -82,7 +82,8 @@ std::vector<double> nhwc_to_nchw(const std::vector<double>& v, const std::array<
 }
 
 bool same_bits(const Tensor& x, const Tensor& y) {
-  return x.bytes() == y.bytes() && std::memcmp(x.data(), y.data(), x.bytes()) == 0;
+  return x.bytes() == y.bytes() &&
+         (x.bytes() == 0 || std::memcmp(x.data(), y.data(), x.bytes()) == 0);
 }
 
 // Rounds an exact (integer) expected value into dtype t, independently of reference/.

@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -181,6 +182,9 @@ int cmd_operands(const Args& args) {
   const Problem p = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
   const Geometry g = geometry(p);
   const std::string dir = require(vm, "dir", "--dir DIR");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InvalidArgument("cannot create directory " + dir + ": " + ec.message());
   const OpIO io = op_io(p.op);
   for (Role r : {io.a, io.b}) {
     Tensor t(p.dtype, storage_shape(p, g, r), storage_layout(p, r));

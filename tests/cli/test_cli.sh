@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The command line as a user meets it: exit codes and messages for good and bad input (design §8).
+# Every malformed descriptor, .npy file and flag must give exit code 2 and a message naming the
+# fault, never a crash (this script also runs under the ASan+UBSan build).
+#   test_cli.sh /path/to/convcheck
+set -u
+CC=${1:?usage: test_cli.sh CONVCHECK}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+
+# expect CODE NEEDLE -- ARGS...: runs convcheck ARGS, wants exit CODE and NEEDLE in stdout+stderr.
+expect() {
+  local code=$1 needle=$2
+  shift 3
+  local out rc
+  out=$("$CC" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -eq "$code" ] && [[ "$out" == *"$needle"* ]]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL: convcheck $*"
+    echo "  want exit $code with '$needle'; got exit $rc:"
+    echo "$out" | sed 's/^/    /' | head -5
+  fi
+}
+
+BI='conv2d_backprop_input:input=1x2x3x1,filter=2x2x1x1'
+"$CC" operands "$BI" --fill ramp --dir "$T" >/dev/null || { echo "FAIL: operands"; exit 1; }
+
+# --- good input ---------------------------------------------------------------------------------
+expect 0 "reference" -- list
+expect 0 "wrote $T/dx.npy" -- compute "$BI" --backend reference --filter "$T/filter.npy" \
+  --out-backprop "$T/out_backprop.npy" --output "$T/dx.npy"
+# TF's Conv2DBackpropInput 2x2Depth1Valid (spec B §5.1): [1, 4, 4, 3, 10, 8].
+values=$("$CC" inspect "$T/dx.npy" --all | tail -n +3 | tr -s ' \n' ' ')
+if [ "$values" = " 1 4 4 3 10 8 " ]; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL: dx values '$values', want 1 4 4 3 10 8"; fi
+
+# --- malformed descriptors ----------------------------------------------------------------------
+run() { expect 2 "$1" -- compute "$2" --backend reference --filter "$T/filter.npy" \
+  --out-backprop "$T/out_backprop.npy" --output "$T/x.npy"; }
+run "no ':' found" 'conv2d_backprop_input'
+run "unknown op 'conv2d_backprop'" 'conv2d_backprop:input=1x2x3x1,filter=2x2x1x1'
+run "unknown key 'pad'" 'conv2d_backprop_input:input=1x2x3x1,filter=2x2x1x1,pad=SAME'
+run "key 'input' given twice" 'conv2d_backprop_input:input=1x2x3x1,input=1x2x3x1,filter=2x2x1x1'
+run "missing required key 'filter'" 'conv2d_backprop_input:input=1x2x3x1'
+run "Row and column strides should be larger than 0, got stride = 0x1" "$BI,stride=0x1"
+run "Dilated rates should be larger than 0, got dilation = 1x-2" "$BI,dilation=1x-2"
+run "All elements of explicit_paddings must be nonnegative, got padding = 0:-1:0:0" "$BI,padding=0:-1:0:0"
+run "dtype i32 is not allowed" 'conv2d_backprop_filter:input=1x2x3x1,filter=2x2x1x1,dtype=i32'
+run "input depth must be evenly divisible by filter depth: 3 vs 2" 'conv2d_backprop_input:input=1x2x3x3,filter=2x2x2x1'
+run "Computed output size would be negative: -1 [input_size: 2, effective_filter_size: 4, stride: 1]" \
+  'conv2d_backprop_input:input=1x2x3x1,filter=4x1x1x1'
+run "overflows 64 bits" 'conv2d_backprop_input:input=1x2x3x99999999999999999999,filter=2x2x1x1'
+run "expected VALID, SAME or T:B:L:R" "$BI,padding=FULL"
+run "expected NxHxWxC" 'conv2d_backprop_input:input=2x3x1,filter=2x2x1x1'
+run "expected NHWC or NCHW" "$BI,format=CHWN"
+
+# --- malformed .npy files -----------------------------------------------------------------------
+npy() {  # npy NAME HEADER-DICT DATA-BYTES: a version 1.0 file with a hand-written header
+  local dict=$2 len
+  len=$(( ${#dict} + 1 ))
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((len % 256)))\\x$(printf %02x $((len / 256)))";
+    printf '%s\n' "$dict"; head -c "$3" /dev/zero; } >"$T/$1"
+}
+bad() { expect 2 "$1" -- compute "$BI" --backend reference --filter "$T/$2" \
+  --out-backprop "$T/out_backprop.npy" --output "$T/x.npy"; }
+bad "cannot open" missing.npy
+printf 'not a numpy file at all' >"$T/text.npy"; bad "magic" text.npy
+npy trunc.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 12
+bad "expected 16 bytes of data" trunc.npy
+npy f64.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 32
+bad "dtype f64 ('<f8'), expected f32 ('<f4')" f64.npy
+npy shape.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 1, 1), }" 24
+bad "has shape [2, 3, 1, 1], expected [2, 2, 1, 1] (HWIO)" shape.npy
+npy big.npy "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 16
+bad "big-endian" big.npy
+npy fortran.npy "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2, 1, 1), }" 16
+bad "fortran" fortran.npy
+npy dict.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1)" 16
+bad "header" dict.npy
+npy trail.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 20
+bad "trailing" trail.npy
+printf '\x93NUMPY\x01\x00\xff\x00{' >"$T/hdr.npy"; bad "truncated" hdr.npy
+npy huge.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 1099511627776), }" 0
+bad "huge.npy" huge.npy
+# out_backprop whose spatial size does not match: TF's message with every number.
+"$CC" operands 'conv2d_backprop_input:input=1x2x4x1,filter=2x2x1x1' --dir "$T/w" >/dev/null
+expect 2 "Size of out_backprop doesn't match computed: actual = 3, computed = 2 spatial_dim: 2 input: 3 filter: 2 output: 3 stride: 1 dilation: 1" \
+  -- compute "$BI" --backend reference --filter "$T/filter.npy" --out-backprop "$T/w/out_backprop.npy" --output "$T/x.npy"
+
+# --- command-line usage -------------------------------------------------------------------------
+expect 2 "missing --output" -- compute "$BI" --backend reference --filter "$T/filter.npy" \
+  --out-backprop "$T/out_backprop.npy"
+expect 2 "reads only filter and out_backprop, but --input was given" -- compute "$BI" --backend reference \
+  --input "$T/filter.npy" --filter "$T/filter.npy" --out-backprop "$T/out_backprop.npy" --output "$T/x.npy"
+expect 2 "missing --out-backprop" -- compute "$BI" --backend reference --filter "$T/filter.npy" --output "$T/x.npy"
+expect 2 "unknown backend 'fast'" -- compute "$BI" --backend fast --filter "$T/filter.npy" \
+  --out-backprop "$T/out_backprop.npy" --output "$T/x.npy"
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 2 "unrecognised option '--bogus'" -- compute "$BI" --bogus
+expect 2 "$T/nodir/x.npy" -- compute "$BI" --backend reference --filter "$T/filter.npy" \
+  --out-backprop "$T/out_backprop.npy" --output "$T/nodir/x.npy"
+expect 2 "usage: convcheck" --
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
