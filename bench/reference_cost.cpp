@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       t[k] = Tensor(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
       for (int64_t i = 0; i < t[k].size(); ++i) t[k].set(i, normal(rng));
       v[k] = view(static_cast<const Tensor&>(t[k]));
-      (r == Role::input ? ops.input : r == Role::filter ? ops.filter : ops.out_backprop) = &v[k];
+      ops.set(r, &v[k]);
       ++k;
     }
     std::vector<double> naive, exact;

@@ -28,6 +28,20 @@ int64_t NumericContract::chain_length(int64_t n) const {
   return n;
 }
 
+void Operands::set(Role r, const ConstTensorView* v) {
+  switch (r) {
+    case Role::input:
+      input = v;
+      break;
+    case Role::filter:
+      filter = v;
+      break;
+    case Role::out_backprop:
+      out_backprop = v;
+      break;
+  }
+}
+
 Registry& Registry::instance() {
   static Registry registry;
   return registry;

@@ -45,6 +45,7 @@ struct Operands {
   const ConstTensorView* filter = nullptr;
   const ConstTensorView* out_backprop = nullptr;
   const ConstTensorView* get(Role r) const;
+  void set(Role r, const ConstTensorView* v);
 };
 
 /// What a backend promises about its arithmetic (numerics note §2.3). The oracle's bound is

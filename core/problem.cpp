@@ -482,7 +482,6 @@ const char* result_name(Op op) {
   return "?";
 }
 
-namespace {
 std::array<int64_t, 4> logical_shape(const Geometry& g, Role r) {
   switch (r) {
     case Role::input:
@@ -494,7 +493,6 @@ std::array<int64_t, 4> logical_shape(const Geometry& g, Role r) {
   }
   return {};
 }
-}  // namespace
 
 int64_t role_elements(const Geometry& g, Role r) {
   std::array<int64_t, 4> s = logical_shape(g, r);

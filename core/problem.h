@@ -117,6 +117,10 @@ OpIO op_io(Op op);
 /// A short name for the result ("output", "input_backprop", "filter_backprop").
 const char* result_name(Op op);
 
+/// A role's shape in logical order: [N,H,W,C] for activations (out_backprop = the forward output
+/// [N,OH,OW,O]), the filter as given.
+std::array<int64_t, 4> logical_shape(const Geometry& g, Role r);
+
 /// Storage-order shape and layout of a role's tensor (activations follow the format; filters are
 /// HWIO / RSCM).
 Shape storage_shape(const Problem& p, const Geometry& g, Role r);

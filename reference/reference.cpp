@@ -19,18 +19,6 @@ int64_t storage_index(int64_t e, const std::array<int64_t, 4>& s, bool nchw) {
   return ((n * s[3] + c) * s[1] + h) * s[2] + w;
 }
 
-std::array<int64_t, 4> logical(const Geometry& g, Role r) {
-  switch (r) {
-    case Role::input:
-      return g.input_shape();
-    case Role::filter:
-      return g.filter_shape();
-    case Role::out_backprop:
-      return g.output_shape();
-  }
-  return {};
-}
-
 bool in_fast_range(double v, DType t) {
   if (!std::isfinite(v)) return false;
   if (t != DType::f64 || v == 0) return true;
@@ -50,7 +38,7 @@ std::vector<double> canonical_operand(const Problem& p, const Geometry& g, Role 
                           ", expected " + dtype_name(p.dtype));
   }
   check_operand_shape(p, g, r, v->shape, role_name(r));
-  const std::array<int64_t, 4> s = logical(g, r);
+  const std::array<int64_t, 4> s = logical_shape(g, r);
   const bool nchw = r != Role::filter && p.format == Format::NCHW;
   const int64_t n = s[0] * s[1] * s[2] * s[3];
   std::vector<double> out(n);
@@ -121,7 +109,7 @@ ReferenceResult reference_compute(const Problem& p, const Operands& operands) {
   res.exact_lo.resize(n);
   res.magnitude.resize(n);
   res.terms.resize(n);
-  const std::array<int64_t, 4> s = logical(g, io.result_like);
+  const std::array<int64_t, 4> s = logical_shape(g, io.result_like);
   const bool nchw = io.result_like != Role::filter && p.format == Format::NCHW;
   for (int64_t e = 0; e < n; ++e) {
     const int64_t i = storage_index(e, s, nchw);
@@ -143,7 +131,7 @@ Tensor naive_double_compute(const Problem& p, const Operands& operands) {
   OpIO io;
   ref::Outputs out = evaluate(p, g, operands, ref::Mode::naive, &io);
   Tensor t(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-  const std::array<int64_t, 4> s = logical(g, io.result_like);
+  const std::array<int64_t, 4> s = logical_shape(g, io.result_like);
   const bool nchw = io.result_like != Role::filter && p.format == Format::NCHW;
   for (int64_t e = 0; e < t.size(); ++e) t.set(storage_index(e, s, nchw), out.value[e]);
   return t;

@@ -45,9 +45,8 @@ ReferenceResult run_reference(const Problem& p, const Tensor& a, const Tensor& b
   const OpIO io = op_io(p.op);
   const ConstTensorView va = view(a), vb = view(b);
   Operands ops;
-  for (auto [role, v] : {std::pair{io.a, &va}, std::pair{io.b, &vb}}) {
-    (role == Role::input ? ops.input : role == Role::filter ? ops.filter : ops.out_backprop) = v;
-  }
+  ops.set(io.a, &va);
+  ops.set(io.b, &vb);
   return reference_compute(p, ops);
 }
 
@@ -122,7 +121,7 @@ void check_tf_case(const Expected& e, DType t, Format f) {
     p.format = Format::NCHW;
     auto transposed = [&](const Tensor& x, Role r) {
       if (r == Role::filter) return x;
-      const std::array<int64_t, 4> s = r == Role::input ? g.input_shape() : g.output_shape();
+      const std::array<int64_t, 4> s = logical_shape(g, r);
       const std::vector<double> v = nhwc_to_nchw(values(x), s);
       return make_operand(p, g, r, [&](int64_t i) { return v[i]; });
     };
@@ -134,7 +133,7 @@ void check_tf_case(const Expected& e, DType t, Format f) {
   std::vector<double> want = e.values;
   for (double& v : want) v = round_into(v, t);
   if (f == Format::NCHW && io.result_like != Role::filter) {
-    want = nhwc_to_nchw(want, io.result_like == Role::input ? g.input_shape() : g.output_shape());
+    want = nhwc_to_nchw(want, logical_shape(g, io.result_like));
   }
   BOOST_TEST_CONTEXT(context) {
     BOOST_TEST(got == want, boost::test_tools::per_element());
@@ -530,8 +529,7 @@ BOOST_AUTO_TEST_CASE(nchw_and_transpose_relations) {
       const OpIO io = op_io(op);
       auto to_nchw = [&](const Tensor& t, Role r) {
         if (r == Role::filter) return t;
-        const auto v =
-            nhwc_to_nchw(values(t), r == Role::input ? g.input_shape() : g.output_shape());
+        const auto v = nhwc_to_nchw(values(t), logical_shape(g, r));
         return make_operand(q, g, r, [&](int64_t i) { return v[i]; });
       };
       const ReferenceResult nchw = run_reference(q, to_nchw(nhwc.a, io.a), to_nchw(nhwc.b, io.b));

@@ -160,7 +160,7 @@ int cmd_compute(const Args& args) {
     }
     check_operand_shape(p, g, r, tensors[k].shape(), path);
     views[k] = view(std::as_const(tensors[k]));
-    (r == Role::input ? ops.input : r == Role::filter ? ops.filter : ops.out_backprop) = &views[k];
+    ops.set(r, &views[k]);
     ++k;
   }
   Tensor result(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
