@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -16,6 +17,9 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "core/problem.h"
+#include "mutants/mutants.h"
+#include "oracle/oracle.h"
+#include "properties/fuzz.h"
 #include "reference/reference.h"
 #include "tools/fills.h"
 
@@ -35,6 +39,12 @@ const char* kUsage =
     "  operands PROBLEM --fill ones|ramp|random [--seed S] --dir D\n"
     "                                         write the operands PROBLEM reads as D/<role>.npy\n"
     "  inspect FILE.npy [--all]               print a .npy file's dtype, shape, stats and values\n"
+    "  check PROBLEM [--backends a,b] [--seed S] [--fill exact|real|cancel|special|ramp] [--json]\n"
+    "                                         judge backends on one case against the exact "
+    "reference\n"
+    "  fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR]\n"
+    "                                         random cases; each failure shrunk to a minimal "
+    "repro\n"
     "\n"
     "PROBLEM is a descriptor, e.g. "
     "'conv2d_backprop_input:input=2x7x7x128,filter=3x3x128x64,stride=2x2,padding=SAME'.\n"
@@ -75,6 +85,7 @@ void register_builtin_backends() {
   if (done) return;
   done = true;
   register_reference_backend(Registry::instance());
+  register_mutant_backends(Registry::instance());
 }
 
 int cmd_list(const Args& args) {
@@ -232,6 +243,152 @@ int cmd_inspect(const Args& args) {
   return kOk;
 }
 
+namespace {
+
+// The backends a command runs: the named ones (comma-separated), or every available non-family
+// backend. A named backend that is unavailable ends the command with exit code 3.
+struct Chosen {
+  std::vector<std::unique_ptr<Backend>> owned;
+  std::vector<Backend*> list;
+  std::vector<std::string> skipped;  // defaulted backends that are unavailable, with the reason
+};
+
+std::optional<Chosen> choose_backends(const po::variables_map& vm) {
+  Chosen c;
+  if (vm.count("backends")) {
+    std::string names = vm["backends"].as<std::string>();
+    std::size_t start = 0;
+    while (start <= names.size()) {
+      std::size_t comma = names.find(',', start);
+      std::string name =
+          names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (name.empty()) throw InvalidArgument("--backends: empty backend name in '" + names + "'");
+      std::unique_ptr<Backend> b = Registry::instance().make(name);
+      if (Status s = b->available(); !s.ok()) {
+        std::cerr << "convcheck: backend '" << name << "' is unavailable: " << s.reason() << "\n";
+        return std::nullopt;
+      }
+      c.list.push_back(b.get());
+      c.owned.push_back(std::move(b));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  } else {
+    for (const Registry::Entry& e : Registry::instance().entries()) {
+      if (e.name.back() == ':') continue;  // families are named explicitly
+      std::unique_ptr<Backend> b = e.factory("");
+      if (Status s = b->available(); !s.ok()) {
+        c.skipped.push_back(e.name + " (unavailable: " + s.reason() + ")");
+        continue;
+      }
+      c.list.push_back(b.get());
+      c.owned.push_back(std::move(b));
+    }
+  }
+  return c;
+}
+
+FillKind fill_option(const po::variables_map& vm) {
+  const std::string f = vm["fill"].as<std::string>();
+  std::optional<FillKind> k = parse_fill(f);
+  if (!k) throw InvalidArgument("--fill " + f + ": expected exact, real, cancel, special or ramp");
+  return *k;
+}
+
+bool failed(Verdict v) {
+  return v == Verdict::fail || v == Verdict::crashed || v == Verdict::timeout;
+}
+
+}  // namespace
+
+int cmd_check(const Args& args) {
+  po::options_description desc("check");
+  desc.add_options()("problem", po::value<std::string>(), "descriptor")(
+      "backends", po::value<std::string>(), "comma-separated backends")(
+      "seed", po::value<uint64_t>()->default_value(1), "seed")(
+      "fill", po::value<std::string>()->default_value("exact"), "fill")("json", "JSON output");
+  po::variables_map vm = parse(args, desc, "problem");
+  Case c;
+  c.problem = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
+  geometry(c.problem);
+  c.seed = vm["seed"].as<uint64_t>();
+  c.fill = fill_option(vm);
+  std::optional<Chosen> chosen = choose_backends(vm);
+  if (!chosen) return kUnavailable;
+  const CaseReport r = run_case(c, chosen->list);
+  if (vm.count("json")) {
+    std::cout << to_json(r) << "\n";
+  } else {
+    std::cout << to_text(r);
+    for (const std::string& s : chosen->skipped) std::cout << "  skipped " << s << "\n";
+  }
+  for (const BackendRecord& b : r.records)
+    if (failed(b.verdict)) return kCheckFailed;
+  return kOk;
+}
+
+int cmd_fuzz(const Args& args) {
+  po::options_description desc("fuzz");
+  desc.add_options()("backends", po::value<std::string>(), "comma-separated backends")(
+      "cases", po::value<int64_t>(), "number of cases")("time", po::value<double>(), "seconds")(
+      "seed", po::value<uint64_t>()->default_value(1), "seed")("out", po::value<std::string>(),
+                                                               "directory for failures.jsonl");
+  po::variables_map vm = parse(args, desc, nullptr);
+  FuzzOptions o;
+  o.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("cases") && vm.count("time"))
+    throw InvalidArgument("give --cases or --time, not both");
+  if (vm.count("cases")) {
+    o.cases = vm["cases"].as<int64_t>();
+    if (o.cases <= 0)
+      throw InvalidArgument("--cases must be positive, got " + std::to_string(o.cases));
+  }
+  if (vm.count("time")) {
+    o.seconds = vm["time"].as<double>();
+    if (!(o.seconds > 0)) throw InvalidArgument("--time must be positive");
+    o.cases = INT64_MAX;
+  }
+  std::optional<Chosen> chosen = choose_backends(vm);
+  if (!chosen) return kUnavailable;
+  std::ofstream jsonl;
+  if (vm.count("out")) {
+    const std::string dir = vm["out"].as<std::string>();
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw InvalidArgument("cannot create directory " + dir + ": " + ec.message());
+    jsonl.open(dir + "/failures.jsonl", std::ios::app);
+    if (!jsonl) throw InvalidArgument("cannot open " + dir + "/failures.jsonl for writing");
+  }
+  std::string names;
+  for (Backend* b : chosen->list) names += (names.empty() ? "" : ",") + b->name();
+  std::cout << "fuzz: backends " << names << ", seed " << o.seed << ", "
+            << (o.seconds > 0 ? std::to_string(o.seconds) + " s"
+                              : std::to_string(o.cases) + " cases")
+            << "\n";
+  for (const std::string& s : chosen->skipped) std::cout << "fuzz: skipped " << s << "\n";
+  const FuzzSummary summary = fuzz(
+      chosen->list, o,
+      [](int64_t done) {
+        if (done % 100 == 0) std::cout << "fuzz: " << done << " cases" << std::endl;
+      },
+      [&](const FuzzFailure& f) {
+        std::cout << "FAIL " << f.backend << " [" << f.record.check << "] " << f.record.reason
+                  << "\n"
+                  << "  minimal (" << f.shrink_steps << " shrink steps): " << f.repro << "\n"
+                  << "  first found: " << repro_line(f.original, f.backend) << std::endl;
+        if (jsonl) {
+          CaseReport r;
+          r.c = f.minimal;
+          r.records.push_back(f.record);
+          jsonl << to_json(r) << "\n" << std::flush;
+        }
+      });
+  std::cout << "fuzz: " << summary.cases << " cases, " << summary.failures.size()
+            << " failing backend" << (summary.failures.size() == 1 ? "" : "s") << ", "
+            << summary.unsupported << " unsupported (case, backend) pairs\n";
+  return summary.failures.empty() ? kOk : kCheckFailed;
+}
+
 int run(int argc, char** argv) {
   std::ios::sync_with_stdio(true);
   if (argc < 2) {
@@ -246,6 +403,8 @@ int run(int argc, char** argv) {
     if (command == "compute") return cmd_compute(args);
     if (command == "operands") return cmd_operands(args);
     if (command == "inspect") return cmd_inspect(args);
+    if (command == "check") return cmd_check(args);
+    if (command == "fuzz") return cmd_fuzz(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return kOk;

@@ -16,6 +16,8 @@ int cmd_list(const Args& args);
 int cmd_compute(const Args& args);
 int cmd_operands(const Args& args);
 int cmd_inspect(const Args& args);
+int cmd_check(const Args& args);
+int cmd_fuzz(const Args& args);
 
 /// Registers every backend built into this binary.
 void register_builtin_backends();

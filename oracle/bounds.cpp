@@ -1,0 +1,161 @@
+// Element-wise judgement against the exact reference (design §6.3):
+//   tau_i = (1+u_out)[(2u_in+u_in^2) + gamma_k(u_acc)(1+u_in)^2] M_i + u_out|s_i| + nu_i,
+//   gamma_k(u) = k u / (1 - k u), k = the contract's rounding chain for n_i terms,
+// nu_i the underflow allowance: half the output's smallest subnormal, plus half the accumulator's
+// per rounded product (products of f32 operands are rounded inside f32 accumulators), plus a
+// flushed accumulator's smallest normal per term under FTZ.
+#include <cmath>
+#include <sstream>
+
+#include "oracle/internal.h"
+
+namespace convcheck::oracle_detail {
+
+namespace {
+
+double half_subnormal(int precision, int min_exponent) {
+  return std::ldexp(1.0, min_exponent - precision);
+}
+
+// The binary format an accumulator of unit roundoff u works in (for its underflow threshold).
+FloatFormat accumulator_format(double u) {
+  if (u <= 0x1p-53) return float_format(DType::f64);
+  if (u <= 0x1p-24) return float_format(DType::f32);
+  if (u <= 0x1p-11) return float_format(DType::f16);
+  return float_format(DType::bf16);
+}
+
+bool both_zero(double a, double b) {
+  return a == 0 && b == 0;
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+bool bound_meaningful(const NumericContract& k, int64_t n) {
+  return static_cast<double>(k.chain_length(n)) * k.u_acc < 0.5;
+}
+
+double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DType t) {
+  if (t == DType::i32) return 0;
+  const int64_t n = ref.terms[i];
+  const double ku = static_cast<double>(k.chain_length(n)) * k.u_acc;
+  const double gamma = ku < 0.5 ? ku / (1 - ku) : INFINITY;
+  const double m = ref.magnitude[i];
+  const double e = ((2 * k.u_in + k.u_in * k.u_in) + gamma * (1 + k.u_in) * (1 + k.u_in)) * m;
+  const FloatFormat out = float_format(t);
+  double nu = half_subnormal(out.precision, out.min_exponent);
+  if (k.u_acc > 0) {
+    const FloatFormat acc = accumulator_format(k.u_acc);
+    nu += static_cast<double>(n) * half_subnormal(acc.precision, acc.min_exponent);
+    if (k.flush_subnormals) nu += 2.0 * static_cast<double>(n) * std::ldexp(1.0, acc.min_exponent);
+  }
+  const double s = std::fabs(ref.exact_hi[i]);
+  return ((1 + k.u_out) * e + k.u_out * s + nu) * (1 + 1e-12);  // evaluated with an upward margin
+}
+
+std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t i) {
+  const Role r = op_io(p.op).result_like;
+  const Shape s = storage_shape(p, g, r);
+  std::array<int64_t, 4> c{};
+  int64_t rest = i;
+  for (int d = 3; d >= 0; --d) {
+    c[d] = s[d] ? rest % s[d] : 0;
+    rest = s[d] ? rest / s[d] : 0;
+  }
+  if (r != Role::filter && p.format == Format::NCHW) return {c[0], c[2], c[3], c[1]};
+  return c;
+}
+
+ReferenceResult reference_of(const Problem& p, const Roles& r) {
+  const OpIO io = op_io(p.op);
+  const ConstTensorView a = view(r.get(io.a)), b = view(r.get(io.b));
+  Operands ops;
+  ops.set(io.a, &a);
+  ops.set(io.b, &b);
+  return reference_compute(p, ops);
+}
+
+Comparison compare_to_reference(const Problem& p, const Geometry& g, const ReferenceResult& ref,
+                                const Tensor& got, const NumericContract& k, bool bitwise) {
+  Comparison c;
+  const bool exact = bitwise || p.dtype == DType::i32;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const double r = ref.result.get(i), v = got.get(i), hi = ref.exact_hi[i];
+    const double bound = tau(k, ref, i, p.dtype);
+    bool ok;
+    double err = 0;
+    if (exact) {
+      ok = (r == v) || both_zero(r, v) || (std::isnan(r) && std::isnan(v));
+      err = ok ? 0 : std::fabs(v - r);
+    } else if (std::isnan(r)) {
+      ok = std::isnan(v);
+      err = ok ? 0 : INFINITY;
+    } else if (std::isinf(hi)) {  // the exact value is infinite (Inf operands)
+      ok = v == hi;
+      err = ok ? 0 : INFINITY;
+    } else if (std::isnan(v) || (std::isinf(v) && !std::isinf(r))) {
+      ok = false;
+      err = INFINITY;
+    } else if (std::isinf(v)) {  // both overflowed the dtype
+      ok = v == r;
+      err = ok ? 0 : INFINITY;
+    } else {
+      err = std::fabs((v - hi) - ref.exact_lo[i]);
+      ok = err <= bound;
+    }
+    if (err > 0) c.usage = std::max(c.usage, bound > 0 ? err / bound : INFINITY);
+    if (!ok) {
+      ++c.mismatches;
+      if (c.passed) {
+        c.passed = false;
+        c.first = Offender{result_coord(p, g, i), i, hi, v, bound};
+        const auto& x = c.first->coord;
+        c.detail = std::string(result_name(p.op)) + "[" + std::to_string(x[0]) + "," +
+                   std::to_string(x[1]) + "," + std::to_string(x[2]) + "," + std::to_string(x[3]) +
+                   "]: got " + fmt(v) + ", exact " + fmt(hi) +
+                   (exact ? std::string(" (bitwise equality required)") : ", bound " + fmt(bound));
+      }
+    }
+  }
+  if (!c.passed)
+    c.detail = std::to_string(c.mismatches) + " of " + std::to_string(got.size()) +
+               " elements wrong; first " + c.detail;
+  return c;
+}
+
+Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a, const Tensor& b,
+                           const ReferenceResult* ref, const NumericContract& k, bool bitwise) {
+  Comparison c;
+  const bool exact = bitwise || p.dtype == DType::i32 || ref == nullptr;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    const double x = a.get(i), y = b.get(i);
+    bool ok = x == y || both_zero(x, y) || (std::isnan(x) && std::isnan(y));
+    double allowed = 0;
+    if (!ok && !exact && std::isfinite(x) && std::isfinite(y)) {
+      allowed = 2 * tau(k, *ref, i, p.dtype);
+      ok = std::fabs(x - y) <= allowed;
+      if (allowed > 0) c.usage = std::max(c.usage, std::fabs(x - y) / allowed);
+    }
+    if (!ok) {
+      ++c.mismatches;
+      if (c.passed) {
+        c.passed = false;
+        c.first = Offender{result_coord(p, g, i), i, x, y, allowed};
+        const auto& q = c.first->coord;
+        c.detail = "element [" + std::to_string(q[0]) + "," + std::to_string(q[1]) + "," +
+                   std::to_string(q[2]) + "," + std::to_string(q[3]) + "]: " + fmt(x) + " vs " +
+                   fmt(y) + (exact ? std::string(" (bitwise)") : ", allowed " + fmt(allowed));
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace convcheck::oracle_detail

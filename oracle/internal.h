@@ -1,0 +1,91 @@
+// Pieces of the oracle shared by its files; not part of its public interface.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/problem.h"
+#include "core/tensor.h"
+#include "oracle/oracle.h"
+#include "reference/reference.h"
+
+namespace convcheck::oracle_detail {
+
+/// All three roles of a problem, in its storage layouts (adjoint checks need all three).
+struct Roles {
+  Tensor input, filter, out_backprop;
+  Tensor& get(Role r) {
+    return r == Role::input ? input : r == Role::filter ? filter : out_backprop;
+  }
+  const Tensor& get(Role r) const {
+    return r == Role::input ? input : r == Role::filter ? filter : out_backprop;
+  }
+};
+
+// ---- fills (fills.cpp) ----
+/// Fills every role of `p` for `c.fill` and `c.seed`. `p_bits` (exact fill) is the number of
+/// significand bits every partial sum must fit in; `density` (0, 1] thins one role to keep long
+/// sums exact.
+Roles make_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t seed, int p_bits,
+                    double density);
+/// The precision (bits) an exact fill must respect for these contracts and the dtype.
+int exact_bits(DType t, const std::vector<NumericContract>& contracts);
+
+// ---- guarded runs (guards.cpp) ----
+struct Run {
+  bool ran = false;   // false: crashed (the backend threw)
+  std::string error;  // the exception's text, or the guard violation
+  std::string check;  // "crashed", "out_of_bounds", "unwritten", "operand_modified", or ""
+  Tensor result;
+  double ms = 0;
+};
+/// Runs `b` on `p` with every buffer inside guard bands and a poisoned result; reports what broke.
+/// `reference` (optional) lets unwritten detection ignore elements whose true value happens to
+/// equal the poison.
+Run run_guarded(Backend& b, const Problem& p, const Geometry& g, const Roles& operands,
+                const Tensor* reference);
+
+// ---- bounds (bounds.cpp) ----
+/// tau_i of design §6.3 for element i of `ref` under contract `k` (output dtype t).
+double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DType t);
+/// Whether a contract's bound is meaningful for sums of n terms (k(n) u_acc < 1/2).
+bool bound_meaningful(const NumericContract& k, int64_t n);
+
+struct Comparison {
+  bool passed = true;
+  double usage = 0;
+  int64_t mismatches = 0;
+  std::optional<Offender> first;
+  std::string detail;
+};
+/// Compares a backend result with the reference: bitwise (exact fills, int32), else |got-s| <= tau.
+Comparison compare_to_reference(const Problem& p, const Geometry& g, const ReferenceResult& ref,
+                                const Tensor& got, const NumericContract& k, bool bitwise);
+/// Compares two results of the same maths (a relation): bitwise, or |a - b| <= 2 tau_i (tau from
+/// the reference of either). `ref` may be null when bitwise.
+Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a, const Tensor& b,
+                           const ReferenceResult* ref, const NumericContract& k, bool bitwise);
+/// Logical coordinates (n,h,w,c or kh,kw,in,out) of storage index i of the result.
+std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t i);
+
+ReferenceResult reference_of(const Problem& p, const Roles& r);
+
+// ---- relations (relations.cpp) ----
+struct RelationContext {
+  const Case& c;
+  const Geometry& g;
+  const Roles& operands;
+  const ReferenceResult& ref;  // reference of c.problem
+  const Tensor& result;        // the backend's result for c.problem
+  const NumericContract& contract;
+  bool bitwise;  // exact fill: relations must hold bit for bit
+};
+std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx);
+std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext& ctx);
+
+// ---- JSON helpers (json.cpp) ----
+std::string json_string(const std::string& s);
+std::string json_number(double v);
+
+}  // namespace convcheck::oracle_detail

@@ -1,0 +1,122 @@
+// The oracle (design §6): runs a case through backends side by side and decides, with evidence,
+// whether each one is right.
+//
+// For a case (problem, seed, fill) it fills all three roles reproducibly from the seed, runs every
+// backend on guarded buffers (guard bands around every buffer, a poisoned result), and judges each
+// result against the exact reference under the backend's declared numeric contract:
+//   compare      element-wise |got - s_i| <= tau_i (design §6.3); exact fills demand bitwise
+//   equality guards       an out-of-bounds write, an unwritten element, a modified operand adjoint
+//   <conv2d(x,w),dy> = <x,backprop_input(w,dy)> = <w,backprop_filter(x,dy)> (and the
+//                depthwise triple), inner products exact, slack derived from the same bounds
+//   metamorphic  transpose = backprop input; depthwise = grouped conv (G = C); NCHW = NHWC
+//                transposed; SAME = its explicit split; VALID on a zero-padded input = EXPLICIT;
+//                NaN footprint; linearity; bitwise rerun for backends that claim determinism
+// and gives one verdict per backend, with the repro line that reruns it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/admission.h"
+#include "core/backend.h"
+#include "core/problem.h"
+#include "core/tensor.h"
+
+namespace convcheck {
+
+/// How operands are filled (design §6.1). All are reproducible from the seed and independent of
+/// the thread count (each element's value is a hash of seed, role and index).
+enum class FillKind {
+  exact,    // small integers, sized so every partial sum is exact in the backends' accumulation
+  real,     // N(0,1) rounded into the dtype (int32: full-range integers, so sums wrap)
+  cancel,   // large values of both signs, heavy cancellation
+  special,  // a real background with NaN, +-Inf, subnormals and -0 sprinkled in
+  ramp,     // TF's 1..n pattern (storage order)
+};
+inline constexpr FillKind kAllFills[] = {FillKind::exact, FillKind::real, FillKind::cancel,
+                                         FillKind::special, FillKind::ramp};
+const char* fill_name(FillKind f);
+std::optional<FillKind> parse_fill(std::string_view s);
+
+struct Case {
+  Problem problem;
+  uint64_t seed = 1;
+  FillKind fill = FillKind::exact;
+};
+
+/// `convcheck check '<descriptor>' --backends <b> --seed <s> --fill <f>`
+std::string repro_line(const Case& c, const std::string& backend);
+
+enum class Verdict { pass, fail, unsupported, mistrusted, crashed, timeout };
+const char* verdict_name(Verdict v);
+
+/// A result element that broke its bound: coordinates in logical order (n, h, w, c for activations;
+/// kh, kw, in, out for filters).
+struct Offender {
+  std::array<int64_t, 4> coord{};
+  int64_t index = 0;  // storage index
+  double ref = 0;     // the exact value (hi of the double-double)
+  double got = 0;
+  double bound = 0;  // tau_i
+};
+
+/// One adjoint identity or metamorphic relation.
+struct RelationResult {
+  std::string name;        // e.g. "adjoint:fwd=bpi", "metamorphic:nchw"
+  bool applicable = true;  // false: not run, and `detail` says why (never counted as a pass)
+  bool passed = true;
+  std::string detail;   // what was compared, and where it broke
+  double residual = 0;  // |lhs - rhs| (adjoint), or the largest |a - b| / bound (metamorphic)
+  double slack = 0;     // the allowed residual (adjoint), or 1 (metamorphic)
+};
+
+struct BackendRecord {
+  std::string backend;
+  Verdict verdict = Verdict::pass;
+  std::string check;   // the check that decided a non-pass verdict: "compare", "out_of_bounds",
+                       // "unwritten", "operand_modified", "adjoint:...", "metamorphic:...", ...
+  std::string reason;  // one line a person can read
+  std::string contract;
+  double bound_usage = 0;  // max_i |got_i - s_i| / tau_i over compared elements (0/0 counts as 0)
+  int64_t mismatches = 0;  // elements over their bound
+  std::optional<Offender> first;
+  std::vector<RelationResult> adjoint;
+  std::vector<RelationResult> metamorphic;
+  double ms = 0;  // time of the backend's main run
+  std::string repro;
+};
+
+struct CaseReport {
+  Case c;
+  TfAdmission admission;
+  std::vector<BackendRecord> records;
+  /// With three or more backends that ran: the one whose result disagrees with all the others
+  /// while they agree with each other (empty when there is none).
+  std::string odd_one_out;
+  bool all_passed() const;
+};
+
+struct OracleOptions {
+  bool adjoint = true;
+  bool metamorphic = true;
+  /// Elements listed beside the first offender in reports (not yet used beyond the first).
+  int max_offenders = 1;
+};
+
+/// Runs one case through `backends` (none owned). Never throws for a backend's failure: a backend
+/// that throws is `crashed` with the exception's text. Throws InvalidArgument for an invalid
+/// problem.
+CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
+                    const OracleOptions& options = {});
+
+/// One JSON object with every figure (verdicts, bound usage, adjoint residuals and slack,
+/// metamorphic results, admission, repro lines).
+std::string to_json(const CaseReport& r);
+/// A few lines for a person.
+std::string to_text(const CaseReport& r);
+
+}  // namespace convcheck

@@ -1,0 +1,45 @@
+// The fuzz driver behind `convcheck fuzz` (design §8): random cases from the generators, each run
+// through the oracle; a failing backend's case is shrunk to a minimal problem (RapidCheck's
+// shrink tree) and reported with its repro line.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "oracle/oracle.h"
+
+namespace convcheck {
+
+struct FuzzOptions {
+  int64_t cases = 100;   // stop after this many cases...
+  double seconds = 0;    // ...or after this many seconds, when > 0
+  uint64_t seed = 1;
+  int max_shrink_steps = 500;
+  OracleOptions oracle;
+};
+
+struct FuzzFailure {
+  std::string backend;
+  Case original;        // the first failing case found
+  Case minimal;         // after shrinking
+  BackendRecord record; // the oracle's record for the minimal case
+  int shrink_steps = 0;
+  std::string repro;    // repro_line(minimal, backend)
+};
+
+struct FuzzSummary {
+  int64_t cases = 0;                  // cases generated and run
+  int64_t unsupported = 0;            // (case, backend) pairs a backend declined
+  std::vector<FuzzFailure> failures;  // at most one per backend: a failing backend is not fuzzed further
+};
+
+/// Fuzzes `backends` (not owned; each judged against the exact reference). `on_case(done)` is called
+/// after each case (progress); `on_failure` as soon as a failure is shrunk.
+FuzzSummary fuzz(const std::vector<Backend*>& backends, const FuzzOptions& options,
+                 const std::function<void(int64_t)>& on_case = {},
+                 const std::function<void(const FuzzFailure&)>& on_failure = {});
+
+}  // namespace convcheck

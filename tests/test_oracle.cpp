@@ -1,0 +1,307 @@
+// The oracle on hand-made backends: the reference passes every check; each kind of fault gets its
+// own verdict and check name; exact fills are exact; the odd one out is named.
+#define BOOST_TEST_MODULE oracle
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "oracle/oracle.h"
+#include "reference/reference.h"
+
+using namespace convcheck;
+
+namespace {
+
+std::unique_ptr<Backend> reference_backend() {
+  static bool registered = false;
+  if (!registered) register_reference_backend(Registry::instance());
+  registered = true;
+  return Registry::instance().make("reference");
+}
+
+// The reference with a twist applied to its result (or around its run).
+class Twisted : public Backend {
+ public:
+  using Twist = std::function<void(const Problem&, TensorView&)>;
+  Twisted(std::string name, Twist twist, NumericContract contract = {})
+      : name_(std::move(name)),
+        twist_(std::move(twist)),
+        ref_(reference_backend()),
+        contract_(contract) {}
+  std::string name() const override { return name_; }
+  Status available() const override { return available_; }
+  Status can_implement(const Problem&) const override { return Status::Ok(); }
+  NumericContract contract(const Problem& p) const override {
+    return contract_.name.empty() ? ref_->contract(p) : contract_;
+  }
+  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
+    ref_->run(p, g, in, out);
+    twist_(p, out);
+  }
+  Status available_ = Status::Ok();
+
+ private:
+  std::string name_;
+  Twist twist_;
+  std::unique_ptr<Backend> ref_;
+  NumericContract contract_;
+};
+
+int64_t elements(const TensorView& v) {
+  int64_t n = 1;
+  for (int64_t d : v.shape) n *= d;
+  return n;
+}
+
+Case make_case(const std::string& text, FillKind fill, uint64_t seed = 3) {
+  Case c;
+  c.problem = parse_problem(text);
+  c.seed = seed;
+  c.fill = fill;
+  return c;
+}
+
+const BackendRecord& only(const CaseReport& r) {
+  BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
+  return r.records[0];
+}
+
+const char* const kProblems[] = {
+    "conv2d_backprop_input:input=2x7x6x4,filter=3x2x2x6,stride=2x1,padding=SAME",
+    "conv2d_backprop_filter:input=2x6x7x3,filter=2x3x3x4,dilation=2x1,padding=1:2:0:3,format=NCHW",
+    "conv2d_transpose:input=1x9x9x2,filter=3x3x2x3,stride=2x2,padding=SAME,dtype=f16",
+    "conv2d:input=2x5x5x4,filter=2x2x2x4,stride=1x2,dtype=bf16",
+    "conv2d_backprop_input:input=1x6x6x2,filter=3x3x2x2,stride=2x2,dtype=i32",
+    "depthwise_conv2d_backprop_input:input=1x7x5x3,filter=3x2x3x2,stride=2x1,dilation=1x2,padding="
+    "SAME",
+    "depthwise_conv2d_backprop_filter:input=2x5x6x2,filter=2x2x2x3,padding=2:0:1:1,dtype=f64",
+    "depthwise_conv2d:input=1x4x4x2,filter=2x2x2x2,format=NCHW",
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(reference_passes)
+
+BOOST_AUTO_TEST_CASE(every_check_on_every_fill) {
+  auto ref = reference_backend();
+  for (const char* text : kProblems) {
+    for (FillKind fill : kAllFills) {
+      const CaseReport r = run_case(make_case(text, fill), {ref.get()});
+      const BackendRecord& b = only(r);
+      BOOST_TEST_CONTEXT(text << " fill " << fill_name(fill)) {
+        BOOST_TEST(verdict_name(b.verdict) == std::string("pass"), b.check << ": " << b.reason);
+        int applicable = 0;
+        for (const auto* list : {&b.adjoint, &b.metamorphic})
+          for (const RelationResult& x : *list) {
+            applicable += x.applicable;
+            BOOST_TEST((!x.applicable || x.passed), x.name << ": " << x.detail);
+          }
+        // special fills skip the adjoint, linearity and NaN-footprint checks (non-finite data).
+        BOOST_TEST(applicable >= (fill == FillKind::special ? 2 : 3));
+        // The reference is the exact value rounded once: within half an ulp.
+        BOOST_TEST(b.bound_usage <= 1.0);
+        if (fill == FillKind::exact) {
+          for (const RelationResult& x : b.adjoint) {
+            if (x.applicable) BOOST_TEST(x.residual == 0.0, x.name);
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(faults_get_verdicts)
+
+BOOST_AUTO_TEST_CASE(off_by_a_little_beyond_the_bound) {
+  // One element off by one part in 2^20: far beyond the exact contract's half ulp.
+  Twisted t("nudge", [](const Problem&, TensorView& v) {
+    if (elements(v)) static_cast<float*>(v.data)[elements(v) / 2] *= 1.0f + 0x1p-20f;
+  });
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::real), {&t});
+  const BackendRecord& b = only(r);
+  BOOST_TEST(verdict_name(b.verdict) == std::string("fail"));
+  BOOST_TEST(b.check == "compare");
+  BOOST_TEST(b.mismatches == 1);
+  BOOST_TEST(b.bound_usage > 1.0);
+  BOOST_REQUIRE(b.first.has_value());
+  BOOST_TEST(b.repro.find("convcheck check '") == 0);
+  BOOST_TEST(b.repro.find("--backends nudge --seed 3 --fill real") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(within_a_declared_f32_contract) {
+  // The same small nudge passes when the backend declares f32 accumulation over n terms.
+  NumericContract f32;
+  f32.name = "f32-linear";
+  f32.u_acc = 0x1p-24;
+  Twisted t(
+      "f32ish",
+      [](const Problem&, TensorView& v) {
+        if (elements(v)) static_cast<float*>(v.data)[elements(v) / 2] *= 1.0f + 0x1p-23f;
+      },
+      f32);
+  const CaseReport b_report = run_case(make_case(kProblems[0], FillKind::real), {&t});
+  const BackendRecord& b = only(b_report);
+  // The rerun is bitwise and the relations are within 2 tau: everything holds.
+  BOOST_TEST(verdict_name(b.verdict) == std::string("pass"), b.check << ": " << b.reason);
+}
+
+BOOST_AUTO_TEST_CASE(exact_fill_demands_bits) {
+  NumericContract f32;
+  f32.name = "f32-linear";
+  f32.u_acc = 0x1p-24;
+  Twisted t(
+      "ulp",
+      [](const Problem&, TensorView& v) {
+        float* f = static_cast<float*>(v.data);
+        for (int64_t i = 0; i < elements(v); ++i)
+          if (f[i] != 0) {
+            f[i] = std::nextafter(f[i], INFINITY);
+            break;
+          }
+      },
+      f32);
+  const CaseReport b_report = run_case(make_case(kProblems[0], FillKind::exact), {&t});
+  const BackendRecord& b = only(b_report);
+  BOOST_TEST(b.check == "compare");
+  BOOST_TEST(b.reason.find("bitwise equality required") != std::string::npos, b.reason);
+}
+
+BOOST_AUTO_TEST_CASE(out_of_bounds_unwritten_modified_crashed) {
+  Twisted oob("oob", [](const Problem&, TensorView& v) {
+    static_cast<unsigned char*>(v.data)[elements(v) * dtype_size(v.dtype) + 3] ^= 1;
+  });
+  const CaseReport o = run_case(make_case(kProblems[0], FillKind::real), {&oob});
+  BOOST_TEST(only(o).check == "out_of_bounds");
+
+  // Restoring the poisoned last element = never writing it.
+  Twisted tail("tail", [](const Problem&, TensorView& v) {
+    if (elements(v)) static_cast<uint32_t*>(v.data)[elements(v) - 1] = 0x7FA5A5A5u;
+  });
+  const CaseReport u_report = run_case(make_case(kProblems[0], FillKind::real), {&tail});
+  const BackendRecord& u = only(u_report);
+  BOOST_TEST(u.check == "unwritten");
+
+  class Scribbler : public Twisted {
+   public:
+    Scribbler() : Twisted("scribble", [](const Problem&, TensorView&) {}) {}
+    void run(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
+      Twisted::run(p, g, in, out);
+      const ConstTensorView* f = in.filter;
+      const_cast<float*>(static_cast<const float*>(f->data))[0] += 1;
+    }
+  } scribble;
+  const CaseReport sc = run_case(make_case(kProblems[0], FillKind::real), {&scribble});
+  BOOST_TEST(only(sc).check == "operand_modified");
+
+  Twisted thrower("thrower", [](const Problem&, TensorView&) { throw std::runtime_error("boom"); });
+  const CaseReport c_report = run_case(make_case(kProblems[0], FillKind::real), {&thrower});
+  const BackendRecord& c = only(c_report);
+  BOOST_TEST(verdict_name(c.verdict) == std::string("crashed"));
+  BOOST_TEST(c.reason.find("boom") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(unsupported_and_mistrusted) {
+  Twisted off("off", [](const Problem&, TensorView&) {});
+  off.available_ = Status::Error("no CUDA device");
+  const CaseReport u_report = run_case(make_case(kProblems[0], FillKind::real), {&off});
+  const BackendRecord& u = only(u_report);
+  BOOST_TEST(verdict_name(u.verdict) == std::string("unsupported"));
+  BOOST_TEST(u.reason == "no CUDA device");
+  // An all-zero exact result (filter wider than the input: out_w = 0) cannot tell anything apart.
+  auto ref = reference_backend();
+  const CaseReport m_report = run_case(
+      make_case("conv2d_backprop_input:input=3x1x1x2,filter=1x3x2x3,stride=1x2", FillKind::real),
+      {ref.get()});
+  const BackendRecord& m = only(m_report);
+  BOOST_TEST(verdict_name(m.verdict) == std::string("mistrusted"));
+}
+
+BOOST_AUTO_TEST_CASE(relations_catch_what_compare_cannot_see) {
+  // A backend whose conv2d_transpose is right but whose backprop input is off everywhere: a case of
+  // conv2d_transpose passes compare, and the transpose relation (and adjoint) catch it.
+  Twisted split("split", [](const Problem& p, TensorView& v) {
+    if (p.op == Op::conv2d_backprop_input)
+      for (int64_t i = 0; i < elements(v); ++i) static_cast<float*>(v.data)[i] *= 1.5f;
+  });
+  const CaseReport b_report =
+      run_case(make_case("conv2d_transpose:input=1x9x9x2,filter=3x3x2x3,stride=2x2,padding=SAME",
+                         FillKind::exact),
+               {&split});
+  const BackendRecord& b = only(b_report);
+  BOOST_TEST(verdict_name(b.verdict) == std::string("fail"));
+  BOOST_TEST(b.mismatches == 0);
+  BOOST_TEST((b.check == "adjoint:conv2d_backprop_input" || b.check.rfind("adjoint:", 0) == 0 ||
+              b.check == "metamorphic:transpose"),
+             b.check);
+}
+
+BOOST_AUTO_TEST_CASE(nondeterminism_is_caught_by_the_rerun) {
+  int calls = 0;
+  NumericContract loose;  // allow the tiny differences: only determinism should object
+  loose.name = "f32-linear";
+  loose.u_acc = 0x1p-24;
+  Twisted wrapped(
+      "flaky",
+      [&calls](const Problem&, TensorView& v) {
+        if (elements(v) && ++calls % 2 == 0) {
+          float* f = static_cast<float*>(v.data);
+          f[0] = std::nextafter(f[0], INFINITY);
+        }
+      },
+      loose);
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::real), {&wrapped});
+  bool determinism_failed = false;
+  for (const RelationResult& x : only(r).metamorphic)
+    determinism_failed |= x.name == "metamorphic:determinism" && !x.passed;
+  BOOST_TEST(determinism_failed);
+}
+
+BOOST_AUTO_TEST_CASE(odd_one_out_is_named) {
+  auto a = reference_backend(), b = reference_backend();
+  Twisted bad("bad", [](const Problem&, TensorView& v) {
+    if (elements(v)) static_cast<float*>(v.data)[0] += 1;
+  });
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::exact), {a.get(), &bad, b.get()});
+  BOOST_TEST(r.odd_one_out == "bad");
+  const CaseReport ok =
+      run_case(make_case(kProblems[0], FillKind::exact), {a.get(), b.get(), a.get()});
+  BOOST_TEST(ok.odd_one_out.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(reports)
+
+BOOST_AUTO_TEST_CASE(json_carries_every_figure) {
+  auto ref = reference_backend();
+  const std::string j = to_json(run_case(make_case(kProblems[1], FillKind::real), {ref.get()}));
+  for (const char* key :
+       {"\"problem\":", "\"seed\":3", "\"fill\":\"real\"",
+        "\"tf_admission\":", "\"verdict\":\"pass\"", "\"bound_usage\":", "\"adjoint\":[",
+        "\"residual\":", "\"slack\":", "\"metamorphic\":[", "\"repro\":\"convcheck check '"}) {
+    BOOST_TEST(j.find(key) != std::string::npos, key);
+  }
+  // NCHW is refused by TF's CPU backprop filter kernel: the admission is reported.
+  BOOST_TEST(j.find("Conv2DCustomBackpropFilterOp only supports NHWC.") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(fills_are_reproducible) {
+  auto ref = reference_backend();
+  for (FillKind f : kAllFills) {
+    const std::string a = to_json(run_case(make_case(kProblems[3], f, 11), {ref.get()}));
+    const std::string b = to_json(run_case(make_case(kProblems[3], f, 11), {ref.get()}));
+    auto strip_ms = [](std::string s) {  // timings differ run to run
+      for (std::size_t k = s.find("\"ms\":"); k != std::string::npos; k = s.find("\"ms\":", k + 1))
+        s.erase(k + 5, s.find(',', k) - k - 5);
+      return s;
+    };
+    BOOST_TEST(strip_ms(a) == strip_ms(b), fill_name(f));
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
