@@ -104,6 +104,11 @@ Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_b
       Problem q = p;
       q.op = op;
       if (!op_takes_dtype(op, p.dtype)) continue;
+      try {
+        geometry(q);
+      } catch (const InvalidArgument&) {
+        continue;  // not a valid problem (conv2d with zero outputs): no adjoint run either
+      }
       worst = std::max(worst, max_magnitude(reference_of(q, r)));
     }
     if (worst <= limit || attempt == 30) return r;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/error.h"
 #include "oracle/internal.h"
 #include "reference/exact_accumulator.h"
 
@@ -55,7 +56,13 @@ Derived run_derived(Backend& b, const std::string& name, const Problem& q, const
         not_applicable(name, "the backend cannot implement " + to_string(q) + ": " + s.reason());
     return d;
   }
-  const Geometry g = geometry(q);
+  Geometry g;
+  try {
+    g = geometry(q);
+  } catch (const InvalidArgument& e) {  // the derived problem is not valid (e.g. conv2d, O = 0)
+    d.failure = not_applicable(name, to_string(q) + " is not a valid problem: " + e.what());
+    return d;
+  }
   Run run = run_guarded(b, q, g, operands, nullptr);
   if (!run.ran || !run.check.empty()) {
     d.failure = failed(name, "on " + to_string(q) + ": " + run.error);
@@ -162,6 +169,12 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
     Problem q = p;
     q.op = x.op;
     if (!op_takes_dtype(x.op, p.dtype)) continue;  // int32 has no backprop filter
+    try {
+      geometry(q);
+    } catch (const InvalidArgument& e) {  // e.g. conv2d refuses a filter with zero outputs
+      out.push_back(not_applicable(std::string("adjoint:") + op_name(x.op), e.what()));
+      continue;
+    }
     if (same_maths(x.op, p.op)) {
       x.result = with_shape(ctx.result, ctx.result.shape(), ctx.result.layout());
       x.ref = ReferenceResult{};
@@ -323,8 +336,13 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
   }
 
   // VALID on the zero-padded input = EXPLICIT.
-  if (p.padding.kind == PaddingKind::EXPLICIT &&
-      (g.pad_top || g.pad_bottom || g.pad_left || g.pad_right)) {
+  const bool padded = p.padding.kind == PaddingKind::EXPLICIT &&
+                      (g.pad_top || g.pad_bottom || g.pad_left || g.pad_right);
+  if (padded && !all_finite(ctx.operands)) {
+    // Padding taps are not terms, but a materialised zero is: 0 * NaN = NaN. The relation is a
+    // statement about finite data.
+    out.push_back(not_applicable("metamorphic:valid_padded", "operands are not all finite"));
+  } else if (padded) {
     Problem q = p;
     q.padding = {};
     q.input[1] = g.H + g.pad_top + g.pad_bottom;

@@ -106,5 +106,20 @@ expect 2 "$T/nodir/x.npy" -- compute "$BI" --backend reference --filter "$T/filt
   --out-backprop "$T/out_backprop.npy" --output "$T/nodir/x.npy"
 expect 2 "usage: convcheck" --
 
+# --- check and fuzz ------------------------------------------------------------------------------
+expect 0 "reference: pass" -- check "$BI" --backends reference --fill real
+expect 0 '"verdict":"pass"' -- check "$BI" --backends reference --json
+expect 1 "repro: convcheck check 'conv2d_backprop_input:input=1x4x4x1,filter=2x1x1x1,stride=1x1" \
+  -- check 'conv2d_backprop_input:input=1x4x4x1,filter=2x1x1x1,padding=SAME' --backends mutant:same_pad_before
+expect 2 "--fill bogus: expected exact, real, cancel, special or ramp" -- check "$BI" --fill bogus
+expect 2 "unknown mutant 'typo'" -- check "$BI" --backends mutant:typo
+expect 2 "unknown backend 'nope'" -- fuzz --backends nope --cases 1
+expect 2 "give --cases or --time, not both" -- fuzz --cases 3 --time 1
+expect 2 "--cases must be positive, got 0" -- fuzz --cases 0
+expect 0 "fuzz: 5 cases, 0 failing backends" -- fuzz --backends reference --cases 5 --seed 3
+expect 1 "minimal (" -- fuzz --backends mutant:oob_write --cases 20 --seed 1 --out "$T/fz"
+if grep -q '"check":"out_of_bounds"' "$T/fz/failures.jsonl"; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL: fuzz --out wrote no failures.jsonl record"; fi
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

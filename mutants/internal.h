@@ -1,0 +1,59 @@
+// Internals of the mutant backends, shared by the driver, the kernels and tests/test_mutants.cpp.
+//
+// A mutant is the reference's maths written once more (mutants/kernels.cpp) with exactly one bug
+// switched on. Bug::none is the bug-free path: not registered, it exists so that a test can show
+// the copy equals the reference bit for bit before any bug is planted.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "core/backend.h"
+
+namespace convcheck::mutants {
+
+enum class Bug {
+  none,                      // no bug: bit-identical to the reference (tests only)
+  same_pad_before,           // SAME's odd padding element top/left instead of bottom/right
+  no_dilation,               // the index law ignores dilation (shapes stay the problem's)
+  swap_strides,              // the index law uses the H stride for W and vice versa
+  flip_filter,               // true convolution: filter taps read at KH-1-a, KW-1-b
+  drop_last_row,             // out_backprop row OH-1 ignored (forward ops: input row H-1)
+  depthwise_order,           // depthwise output channel m*C+k instead of k*M+m
+  filter_io_swapped,         // filter read as HWOI (depthwise: RSMC) instead of HWIO (RSCM)
+  ignore_groups,             // group 0's channels for all (backprop input: group 0's outputs)
+  nchw_as_nhwc,              // NCHW activations read and written as if NHWC
+  oob_write,                 // also writes the element just past the end of the result
+  unwritten_tail,            // never writes the last result element
+  nan_to_zero,               // NaN operands read as 0
+  low_precision_accumulate,  // running sum rounded to bf16 after every add (floating dtypes)
+  int_saturate,              // int32 sums clamp to [INT32_MIN, INT32_MAX] instead of wrapping
+  nondeterministic,          // plain sums, order changes every run (floating; int32 is exact)
+};
+
+inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
+                                   Bug::no_dilation,
+                                   Bug::swap_strides,
+                                   Bug::flip_filter,
+                                   Bug::drop_last_row,
+                                   Bug::depthwise_order,
+                                   Bug::filter_io_swapped,
+                                   Bug::ignore_groups,
+                                   Bug::nchw_as_nhwc,
+                                   Bug::oob_write,
+                                   Bug::unwritten_tail,
+                                   Bug::nan_to_zero,
+                                   Bug::low_precision_accumulate,
+                                   Bug::int_saturate,
+                                   Bug::nondeterministic};
+
+/// "same_pad_before", ...; "none" for Bug::none.
+const char* bug_name(Bug bug);
+/// The registered names only (never "none").
+std::optional<Bug> parse_bug(std::string_view name);
+
+/// The backend "mutant:<bug_name(bug)>"; Bug::none gives the unregistered "mutant:none".
+std::unique_ptr<Backend> make_mutant(Bug bug);
+
+}  // namespace convcheck::mutants

@@ -1,0 +1,363 @@
+// The seven ops once more, as literal loop nests like the reference's (reference/*.cpp hold the
+// same index laws), with the bug switches of internal.h wired into the law and the accumulation.
+#include "mutants/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "core/half.h"
+#include "reference/exact_accumulator.h"
+
+namespace convcheck::mutants {
+
+namespace {
+
+// What the index law uses. The index-law bugs distort these fields; the shapes (H, W, OH, OW, ...)
+// stay the problem's and every index is bounds-checked against them, so a distorted law still
+// reads and writes only inside the tensors.
+//
+// Depthwise is grouped conv with G = C, Cf = 1 and O = C*M (that is how geometry() describes it),
+// and RSCM [KH,KW,C,M] is HWIO [KH,KW,1,C*M] in memory; so one set of loop nests serves all seven
+// ops. Output channel o belongs to group o / (O/G): for depthwise k = o / M, with m = o % M.
+struct Law {
+  const Geometry& g;
+  int64_t sh, sw, dh, dw, pad_top, pad_left;
+  bool flip = false;             // flip_filter
+  bool drop_last_row = false;    // drop_last_row
+  bool channel_m_major = false;  // depthwise_order (depthwise ops only: O = C*M there)
+  bool io_swapped = false;       // filter_io_swapped
+  bool ignore_groups = false;    // ignore_groups
+
+  int64_t per_group() const { return g.O / g.G; }
+  // The input channel that filter input q of output channel o reads.
+  int64_t x_channel(int64_t o, int64_t q) const {
+    return (ignore_groups ? 0 : o / per_group()) * g.Cf + q;
+  }
+  // Where logical output channel o = k*M + m sits in y / dy, and back.
+  int64_t y_channel(int64_t o) const { return channel_m_major ? (o % g.M) * g.C + o / g.M : o; }
+  int64_t y_logical(int64_t stored) const {
+    return channel_m_major ? (stored % g.C) * g.M + stored / g.C : stored;
+  }
+
+  // The filter as stored: [KH, KW, FI, FO], HWIO [KH,KW,Cf,O] or RSCM [KH,KW,C,M].
+  int64_t fi() const { return g.depthwise ? g.C : g.Cf; }
+  int64_t fo() const { return g.depthwise ? g.M : g.O; }
+  // Storage index of tap (a, b) of filter input q of output channel o.
+  int64_t filter_index(int64_t a, int64_t b, int64_t q, int64_t o) const {
+    if (flip) {
+      a = g.KH - 1 - a;
+      b = g.KW - 1 - b;
+    }
+    const int64_t in = g.depthwise ? o / g.M : q, out = g.depthwise ? o % g.M : o;
+    const int64_t tap = a * g.KW + b;
+    return io_swapped ? (tap * fo() + out) * fi() + in : (tap * fi() + in) * fo() + out;
+  }
+  // The inverse of filter_index: the (a, b, q, o) that filter element e stands for.
+  void filter_coords(int64_t e, int64_t* a, int64_t* b, int64_t* q, int64_t* o) const {
+    int64_t in, out;
+    if (io_swapped) {
+      in = e % fi();
+      out = e / fi() % fo();
+    } else {
+      out = e % fo();
+      in = e / fo() % fi();
+    }
+    const int64_t tap = e / (fi() * fo());
+    *a = tap / g.KW;
+    *b = tap % g.KW;
+    if (flip) {
+      *a = g.KH - 1 - *a;
+      *b = g.KW - 1 - *b;
+    }
+    *q = g.depthwise ? 0 : in;
+    *o = g.depthwise ? in * g.M + out : out;
+  }
+};
+
+Law make_law(const Problem& p, const Geometry& g, Bug bug) {
+  Law law{g, g.sh, g.sw, g.dh, g.dw, g.pad_top, g.pad_left};
+  switch (bug) {
+    case Bug::same_pad_before:
+      // SAME puts the odd element after (pad_bottom >= pad_top); the bug puts it before.
+      if (p.padding.kind == PaddingKind::SAME) {
+        law.pad_top = g.pad_bottom;
+        law.pad_left = g.pad_right;
+      }
+      break;
+    case Bug::no_dilation:
+      law.dh = law.dw = 1;
+      break;
+    case Bug::swap_strides:
+      std::swap(law.sh, law.sw);
+      break;
+    case Bug::flip_filter:
+      law.flip = true;
+      break;
+    case Bug::drop_last_row:
+      law.drop_last_row = true;
+      break;
+    case Bug::depthwise_order:
+      law.channel_m_major = g.depthwise;
+      break;
+    case Bug::filter_io_swapped:
+      law.io_swapped = true;
+      break;
+    case Bug::ignore_groups:
+      law.ignore_groups = true;
+      break;
+    default:
+      break;  // the other bugs live in the accumulation or in the driver
+  }
+  return law;
+}
+
+// Forward (conv2d, depthwise_conv2d):
+//   y[n,i,j,o] = sum_{a<KH} sum_{b<KW} sum_{q<Cf}
+//                X(n, i*sh + a*dh - pad_top, j*sw + b*dw - pad_left, g(o)*Cf + q) * w[a,b,q,o]
+// X is 0 outside [0,H) x [0,W) (padding positions are not terms). drop_last_row: input row H-1
+// is not read.
+struct Forward {
+  Law L;
+  const double* x;
+  const double* w;
+  int64_t count() const { return L.g.N * L.g.OH * L.g.OW * L.g.O; }
+  template <class F>
+  void terms(int64_t e, F&& f) const {
+    const Geometry& g = L.g;
+    const int64_t stored = e % g.O, j = e / g.O % g.OW, i = e / (g.O * g.OW) % g.OH,
+                  n = e / (g.O * g.OW * g.OH);
+    const int64_t o = L.y_logical(stored);
+    for (int64_t a = 0; a < g.KH; ++a) {
+      const int64_t r = i * L.sh + a * L.dh - L.pad_top;
+      if (r < 0 || r >= g.H || (L.drop_last_row && r == g.H - 1)) continue;
+      for (int64_t b = 0; b < g.KW; ++b) {
+        const int64_t c = j * L.sw + b * L.dw - L.pad_left;
+        if (c < 0 || c >= g.W) continue;
+        const double* xs = x + ((n * g.H + r) * g.W + c) * g.C;
+        for (int64_t q = 0; q < g.Cf; ++q) f(xs[L.x_channel(o, q)], w[L.filter_index(a, b, q, o)]);
+      }
+    }
+  }
+};
+
+// Backprop input (conv2d_backprop_input, conv2d_transpose, depthwise_conv2d_backprop_input), the
+// forward law's adjoint as a gather:
+//   dx[n,r,c,ch] = sum_{o in group ch/Cf} sum_{a<KH} sum_{b<KW} dy[n,i,j,o] * w[a,b,ch%Cf,o]
+//   with i = (r + pad_top - a*dh) / sh, j = (c + pad_left - b*dw) / sw exact and in range.
+// drop_last_row: dy row OH-1 is not read.
+struct BackpropInput {
+  Law L;
+  const double* w;
+  const double* dy;
+  int64_t count() const { return L.g.N * L.g.H * L.g.W * L.g.C; }
+  template <class F>
+  void terms(int64_t e, F&& f) const {
+    const Geometry& g = L.g;
+    const int64_t ch = e % g.C, c = e / g.C % g.W, r = e / (g.C * g.W) % g.H,
+                  n = e / (g.C * g.W * g.H);
+    const int64_t group = L.ignore_groups ? 0 : ch / g.Cf, q = ch % g.Cf, pg = L.per_group();
+    for (int64_t a = 0; a < g.KH; ++a) {
+      const int64_t ti = r + L.pad_top - a * L.dh;
+      if (ti < 0 || ti % L.sh != 0 || ti / L.sh >= g.OH) continue;
+      const int64_t i = ti / L.sh;
+      if (L.drop_last_row && i == g.OH - 1) continue;
+      for (int64_t b = 0; b < g.KW; ++b) {
+        const int64_t tj = c + L.pad_left - b * L.dw;
+        if (tj < 0 || tj % L.sw != 0 || tj / L.sw >= g.OW) continue;
+        const int64_t j = tj / L.sw;
+        const double* dys = dy + ((n * g.OH + i) * g.OW + j) * g.O;
+        for (int64_t o = group * pg; o < (group + 1) * pg; ++o) {
+          f(dys[L.y_channel(o)], w[L.filter_index(a, b, q, o)]);
+        }
+      }
+    }
+  }
+};
+
+// Backprop filter (conv2d_backprop_filter, depthwise_conv2d_backprop_filter), the adjoint in w:
+//   dw[a,b,q,o] = sum_n sum_{i<OH} sum_{j<OW}
+//                 dy[n,i,j,o] * X(n, i*sh + a*dh - pad_top, j*sw + b*dw - pad_left, g(o)*Cf + q)
+// drop_last_row: dy row OH-1 is not read.
+struct BackpropFilter {
+  Law L;
+  const double* x;
+  const double* dy;
+  int64_t count() const { return L.g.KH * L.g.KW * L.fi() * L.fo(); }
+  template <class F>
+  void terms(int64_t e, F&& f) const {
+    const Geometry& g = L.g;
+    int64_t a, b, q, o;
+    L.filter_coords(e, &a, &b, &q, &o);
+    const int64_t channel = L.x_channel(o, q), yc = L.y_channel(o);
+    for (int64_t n = 0; n < g.N; ++n) {
+      for (int64_t i = 0; i < g.OH; ++i) {
+        if (L.drop_last_row && i == g.OH - 1) continue;
+        const int64_t r = i * L.sh + a * L.dh - L.pad_top;
+        if (r < 0 || r >= g.H) continue;
+        for (int64_t j = 0; j < g.OW; ++j) {
+          const int64_t c = j * L.sw + b * L.dw - L.pad_left;
+          if (c < 0 || c >= g.W) continue;
+          f(dy[((n * g.OH + i) * g.OW + j) * g.O + yc],
+            x[((n * g.H + r) * g.W + c) * g.C + channel]);
+        }
+      }
+    }
+  }
+};
+
+// How an element's terms are summed.
+enum class Accumulation {
+  exact,         // exactly, rounded once (int32: mod 2^32) -- the reference's answer
+  saturate,      // int_saturate: the exact int32 sum clamped instead of wrapped
+  bf16_running,  // low_precision_accumulate
+  shuffled,      // nondeterministic: plain sums in a per-run order
+};
+
+// A value of dtype t nearest to v (RN-even), as a double.
+double round_into(double v, DType t) {
+  switch (t) {
+    case DType::f16:
+      return f16_to_double(f16_from_double(v));
+    case DType::bf16:
+      return bf16_to_double(bf16_from_double(v));
+    case DType::f32:
+      return static_cast<double>(static_cast<float>(v));
+    case DType::f64:
+    case DType::i32:
+      break;
+  }
+  return v;
+}
+
+uint64_t splitmix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// The exact int32 sum of an element's terms (products of int32 values fit in int64).
+template <class L>
+__int128 int_sum(const L& law, int64_t e) {
+  __int128 sum = 0;
+  law.terms(e, [&](double x, double y) {
+    sum += static_cast<__int128>(static_cast<int64_t>(x) * static_cast<int64_t>(y));
+  });
+  return sum;
+}
+
+template <class L>
+double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run_seed,
+               ExactAccumulator& acc, std::vector<double>& products) {
+  if (t == DType::i32) {
+    // Integer sums are associative: bf16_running and shuffled have nothing to change here.
+    const __int128 sum = int_sum(law, e);
+    if (mode == Accumulation::saturate) {
+      const __int128 lo = std::numeric_limits<int32_t>::min(),
+                     hi = std::numeric_limits<int32_t>::max();
+      return static_cast<double>(std::clamp(sum, lo, hi));
+    }
+    // Two's-complement wrap of the low 32 bits (spec A.5).
+    return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(sum)));
+  }
+  switch (mode) {
+    case Accumulation::exact:
+    case Accumulation::saturate:
+      break;
+    case Accumulation::bf16_running: {
+      // f64 keeps double products and adds; the others add in float (their products are exact
+      // in float for f16/bf16 and rounded once for f32). Either way the running sum is rounded
+      // to bf16 after every add: the bug.
+      if (t == DType::f64) {
+        double s = 0;
+        law.terms(e, [&](double x, double y) { s = bf16_to_double(bf16_from_double(s + x * y)); });
+        return s;
+      }
+      float s = 0;
+      law.terms(e, [&](double x, double y) {
+        const float prod = static_cast<float>(x) * static_cast<float>(y);
+        s = bf16_to_float(bf16_from_float(s + prod));
+      });
+      return round_into(s, t);
+    }
+    case Accumulation::shuffled: {
+      // Plain linear sums (f64 in double, the rest in float) in a shuffled order that depends on
+      // the run: the bits change from run to run while every result stays inside the plain
+      // accumulation bound it declares.
+      const bool in_double = t == DType::f64;
+      products.clear();
+      law.terms(e, [&](double x, double y) {
+        products.push_back(
+            in_double ? x * y : static_cast<double>(static_cast<float>(x) * static_cast<float>(y)));
+      });
+      uint64_t state = splitmix64(run_seed ^ splitmix64(static_cast<uint64_t>(e)));
+      for (std::size_t k = products.size(); k > 1; --k) {
+        state = splitmix64(state);
+        std::swap(products[k - 1], products[state % k]);
+      }
+      if (in_double) {
+        double s = 0;
+        for (double v : products) s += v;
+        return s;
+      }
+      float s = 0;
+      for (double v : products) s += static_cast<float>(v);
+      return round_into(s, t);
+    }
+  }
+  // Exact: every product and sum exact, one rounding (RN-even) into the dtype.
+  acc.clear();
+  law.terms(e, [&](double x, double y) { acc.add_product(x, y); });
+  return acc.round_to(t);
+}
+
+// OpenMP over result elements; each element's arithmetic is fixed (the shuffled order is a
+// function of run seed and element), so results do not depend on the thread count.
+template <class L>
+std::vector<double> evaluate(const L& law, DType t, Accumulation mode, uint64_t run_seed) {
+  const int64_t count = law.count();
+  std::vector<double> out(static_cast<std::size_t>(count), 0.0);
+#pragma omp parallel
+  {
+    ExactAccumulator acc;
+    std::vector<double> products;
+#pragma omp for schedule(dynamic, 64)
+    for (int64_t e = 0; e < count; ++e) out[e] = element(law, e, t, mode, run_seed, acc, products);
+  }
+  return out;
+}
+
+Accumulation accumulation_for(Bug bug, DType t) {
+  if (bug == Bug::int_saturate && t == DType::i32) return Accumulation::saturate;
+  if (bug == Bug::low_precision_accumulate && is_floating(t)) return Accumulation::bf16_running;
+  if (bug == Bug::nondeterministic && is_floating(t)) return Accumulation::shuffled;
+  return Accumulation::exact;
+}
+
+}  // namespace
+
+std::vector<double> compute(const Problem& p, const Geometry& g, Bug bug,
+                            const CanonicalOperands& c, uint64_t run_seed) {
+  const Law law = make_law(p, g, bug);
+  const Accumulation mode = accumulation_for(bug, p.dtype);
+  switch (p.op) {
+    case Op::conv2d:
+    case Op::depthwise_conv2d:
+      return evaluate(Forward{law, c.input.data(), c.filter.data()}, p.dtype, mode, run_seed);
+    case Op::conv2d_backprop_input:
+    case Op::conv2d_transpose:
+    case Op::depthwise_conv2d_backprop_input:
+      return evaluate(BackpropInput{law, c.filter.data(), c.out_backprop.data()}, p.dtype, mode,
+                      run_seed);
+    case Op::conv2d_backprop_filter:
+    case Op::depthwise_conv2d_backprop_filter:
+      return evaluate(BackpropFilter{law, c.input.data(), c.out_backprop.data()}, p.dtype, mode,
+                      run_seed);
+  }
+  return {};
+}
+
+}  // namespace convcheck::mutants

@@ -1,0 +1,30 @@
+// The mutants' maths: the seven ops over canonical operands, with one bug planted (or none).
+//
+// Canonical means what the reference's loop nests read: activations in N,H,W,C order as doubles
+// (exact for every dtype), filters as stored (HWIO, RSCM for depthwise). Layouts, validation and
+// the result buffer are the driver's business (mutant_backend.cpp); the bugs that live there
+// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail) are invisible here.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/problem.h"
+#include "mutants/internal.h"
+
+namespace convcheck::mutants {
+
+struct CanonicalOperands {
+  std::vector<double> input;         // [N,H,W,C]
+  std::vector<double> filter;        // [KH,KW,Cf,O] or [KH,KW,C,M]
+  std::vector<double> out_backprop;  // [N,OH,OW,O]
+};
+
+/// The result of op p.op in canonical order (N,H,W,C for activations, the filter's storage order
+/// for filters), each value already a value of p.dtype (as a double). Without a bug: the exact
+/// value rounded once, to nearest-even, into the dtype (int32: the exact sum mod 2^32), i.e. the
+/// reference's result. `run_seed` only matters to Bug::nondeterministic (its summation order).
+std::vector<double> compute(const Problem& p, const Geometry& g, Bug bug,
+                            const CanonicalOperands& operands, uint64_t run_seed);
+
+}  // namespace convcheck::mutants

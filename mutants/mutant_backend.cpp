@@ -1,0 +1,236 @@
+// The mutant backends' driver: names and registration, contracts, operand validation, layouts
+// (storage <-> canonical) and the result buffer. The bugs that belong to those jobs live here
+// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail); the rest are in kernels.cpp.
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "mutants/internal.h"
+#include "mutants/kernels.h"
+#include "mutants/mutants.h"
+
+namespace convcheck {
+
+namespace mutants {
+
+const char* bug_name(Bug bug) {
+  switch (bug) {
+    case Bug::none:
+      return "none";
+    case Bug::same_pad_before:
+      return "same_pad_before";
+    case Bug::no_dilation:
+      return "no_dilation";
+    case Bug::swap_strides:
+      return "swap_strides";
+    case Bug::flip_filter:
+      return "flip_filter";
+    case Bug::drop_last_row:
+      return "drop_last_row";
+    case Bug::depthwise_order:
+      return "depthwise_order";
+    case Bug::filter_io_swapped:
+      return "filter_io_swapped";
+    case Bug::ignore_groups:
+      return "ignore_groups";
+    case Bug::nchw_as_nhwc:
+      return "nchw_as_nhwc";
+    case Bug::oob_write:
+      return "oob_write";
+    case Bug::unwritten_tail:
+      return "unwritten_tail";
+    case Bug::nan_to_zero:
+      return "nan_to_zero";
+    case Bug::low_precision_accumulate:
+      return "low_precision_accumulate";
+    case Bug::int_saturate:
+      return "int_saturate";
+    case Bug::nondeterministic:
+      return "nondeterministic";
+  }
+  return "?";
+}
+
+std::optional<Bug> parse_bug(std::string_view name) {
+  for (Bug b : kAllBugs) {
+    if (name == bug_name(b)) return b;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Storage index of canonical (N,H,W,C-order) element e of an activation tensor of logical shape
+// s; the identity for NHWC and for filters.
+int64_t storage_index(int64_t e, const std::array<int64_t, 4>& s, bool nchw) {
+  if (!nchw) return e;
+  const int64_t c = e % s[3], w = e / s[3] % s[2], h = e / (s[3] * s[2]) % s[1],
+                n = e / (s[3] * s[2] * s[1]);
+  return ((n * s[3] + c) * s[1] + h) * s[2] + w;
+}
+
+// Runs differ in their summation order only for Bug::nondeterministic; a process-wide counter
+// (not per instance) so that even a fresh backend for the rerun sees a new order.
+std::atomic<uint64_t> g_run_counter{0};
+
+class MutantBackend : public Backend {
+ public:
+  explicit MutantBackend(Bug bug) : bug_(bug) {}
+
+  std::string name() const override { return std::string("mutant:") + bug_name(bug_); }
+  Status can_implement(const Problem&) const override { return Status::Ok(); }
+
+  NumericContract contract(const Problem& p) const override {
+    NumericContract c;
+    c.deterministic = true;  // a lie for Bug::nondeterministic: the bitwise rerun must catch it
+    if (bug_ == Bug::nondeterministic && is_floating(p.dtype)) {
+      // What a plain linear accumulation honestly promises (numerics note §2.3): f64 in double,
+      // the rest in float; f16/bf16 round the float sum into the dtype once at the end.
+      c.chain = NumericContract::Chain::linear;
+      switch (p.dtype) {
+        case DType::f64:
+          c.name = "f64-linear";
+          c.u_acc = std::ldexp(1.0, -53);
+          break;
+        case DType::f32:
+          c.name = "f32-linear";
+          c.u_acc = std::ldexp(1.0, -24);
+          break;
+        default:
+          c.name = std::string(dtype_name(p.dtype)) + "-storage-f32-acc";
+          c.u_acc = std::ldexp(1.0, -24);
+          c.u_out = std::ldexp(1.0, -float_format(p.dtype).precision);
+          break;
+      }
+      return c;
+    }
+    // Every other mutant claims to be the reference: exact sums, one rounding into the dtype.
+    // (int32 sums are associative, so nondeterministic is exact there too.)
+    c.name = "exact";
+    c.chain = NumericContract::Chain::exact;
+    c.u_out = p.dtype == DType::i32 ? 0.0 : std::ldexp(1.0, -float_format(p.dtype).precision);
+    return c;
+  }
+
+  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+    const OpIO io = op_io(p.op);
+    mutants::CanonicalOperands c;
+    for (Role r : {io.a, io.b}) {
+      std::vector<double> v = load(p, g, in, r);
+      switch (r) {
+        case Role::input:
+          c.input = std::move(v);
+          break;
+        case Role::filter:
+          c.filter = std::move(v);
+          break;
+        case Role::out_backprop:
+          c.out_backprop = std::move(v);
+          break;
+      }
+    }
+    check_result(p, g, io.result_like, result);
+    const std::vector<double> values = compute(p, g, bug_, c, g_run_counter.fetch_add(1) + 1);
+    store(p, g, io.result_like, values, result);
+  }
+
+ private:
+  // Whether a role's tensor is laid out NCHW in memory as this mutant reads it.
+  bool reads_nchw(const Problem& p, Role r) const {
+    return r != Role::filter && p.format == Format::NCHW && bug_ != Bug::nchw_as_nhwc;
+  }
+
+  // Validates an operand and converts it to canonical order as doubles (exact for every dtype).
+  std::vector<double> load(const Problem& p, const Geometry& g, const Operands& in, Role r) const {
+    const std::string label = name() + ": " + op_name(p.op);
+    const ConstTensorView* v = in.get(r);
+    if (v == nullptr) {
+      throw InvalidArgument(label + " reads '" + role_name(r) + "', which was not given");
+    }
+    if (v->dtype != p.dtype) {
+      throw InvalidArgument(label + ": " + role_name(r) + " has dtype " + dtype_name(v->dtype) +
+                            ", expected " + dtype_name(p.dtype));
+    }
+    check_operand_shape(p, g, r, v->shape, role_name(r));
+    const std::array<int64_t, 4> s = logical_shape(g, r);
+    const int64_t n = s[0] * s[1] * s[2] * s[3];
+    if (n > 0 && v->data == nullptr) {
+      throw InvalidArgument(label + ": " + role_name(r) + " has no data");
+    }
+    const bool nchw = reads_nchw(p, r);
+    std::vector<double> out(static_cast<std::size_t>(n));
+    for (int64_t e = 0; e < n; ++e) {
+      const double x = load_element(v->data, v->dtype, storage_index(e, s, nchw));
+      out[e] = bug_ == Bug::nan_to_zero && std::isnan(x) ? 0.0 : x;
+    }
+    return out;
+  }
+
+  void check_result(const Problem& p, const Geometry& g, Role r, const TensorView& result) const {
+    const std::string label = name() + ": " + op_name(p.op);
+    const Shape want = storage_shape(p, g, r);
+    if (result.dtype != p.dtype || result.shape != want) {
+      throw InvalidArgument(label + ": the " + result_name(p.op) + " buffer is " +
+                            dtype_name(result.dtype) + " " + shape_string(result.shape) +
+                            ", expected " + dtype_name(p.dtype) + " " + shape_string(want));
+    }
+    if (element_count(want) > 0 && result.data == nullptr) {
+      throw InvalidArgument(label + ": the " + result_name(p.op) + " buffer has no data");
+    }
+  }
+
+  // Writes canonical values into the result's storage layout.
+  void store(const Problem& p, const Geometry& g, Role r, const std::vector<double>& values,
+             TensorView result) const {
+    const std::array<int64_t, 4> s = logical_shape(g, r);
+    const bool nchw = reads_nchw(p, r);
+    const int64_t n = static_cast<int64_t>(values.size());
+    for (int64_t e = 0; e < n; ++e) {
+      const int64_t i = storage_index(e, s, nchw);
+      if (bug_ == Bug::unwritten_tail && i == n - 1) continue;  // the last element, never written
+      store_element(result.data, result.dtype, i, values[e]);
+    }
+    if (bug_ == Bug::oob_write && result.data != nullptr) {
+      // One element past the end, complemented so the write is visible whatever was there.
+      unsigned char* past = static_cast<unsigned char*>(result.data) + n * dtype_size(p.dtype);
+      for (std::size_t k = 0; k < dtype_size(p.dtype); ++k) past[k] = ~past[k];
+    }
+  }
+
+  Bug bug_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_mutant(Bug bug) {
+  return std::make_unique<MutantBackend>(bug);
+}
+
+}  // namespace mutants
+
+std::vector<std::string> mutant_names() {
+  std::vector<std::string> names;
+  for (mutants::Bug b : mutants::kAllBugs) names.emplace_back(mutants::bug_name(b));
+  return names;
+}
+
+void register_mutant_backends(Registry& registry) {
+  std::string list;
+  for (const std::string& n : mutant_names()) list += (list.empty() ? "" : ", ") + n;
+  registry.add("mutant:",
+               "copies of the reference with one planted bug each, to prove the oracle catches "
+               "them: mutant:<name>, name one of " +
+                   list,
+               [list](const std::string& arg) -> std::unique_ptr<Backend> {
+                 const std::optional<mutants::Bug> bug = mutants::parse_bug(arg);
+                 if (!bug) throw InvalidArgument("unknown mutant '" + arg + "'; known: " + list);
+                 return mutants::make_mutant(*bug);
+               });
+}
+
+}  // namespace convcheck
