@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what the project needs, builds with
 # -Wall -Wextra -Werror and runs every CTest suite; then builds the AddressSanitizer +
-# UndefinedBehaviorSanitizer configuration and runs the suites again under it.
+# UndefinedBehaviorSanitizer configuration and runs the suites again under it (all but `slow`).
 # Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,5 +15,6 @@ ctest --test-dir build --output-on-failure -j "$jobs" ${CTEST_ARGS:-}
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j "$jobs"
+# Under the sanitizers everything but the `slow` label (the suite runs repeat the same code paths).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" ${CTEST_ARGS:-}
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE slow ${CTEST_ARGS:-}
