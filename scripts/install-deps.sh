@@ -3,7 +3,8 @@
 # Idempotent: packages already present are skipped, so the README commands stay cheap to rerun.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build git python3
-      libboost-test-dev libboost-program-options-dev libeigen3-dev librapidcheck-dev)
+      libboost-test-dev libboost-program-options-dev libeigen3-dev librapidcheck-dev
+      libdnnl-dev)  # oneDNN: the CPU comparator (optional to the build, installed so it is there)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

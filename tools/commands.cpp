@@ -1,5 +1,7 @@
 #include "tools/commands.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -7,17 +9,22 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <new>
 #include <optional>
 #include <sstream>
 #include <utility>
 
+#include "bench/harness.h"
+#include "bench/onednn.h"
 #include "core/admission.h"
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/npy.h"
 #include "core/problem.h"
+#include "core/suite.h"
 #include "mutants/mutants.h"
+#include "optimized/optimized.h"
 #include "oracle/oracle.h"
 #include "properties/fuzz.h"
 #include "reference/reference.h"
@@ -85,6 +92,8 @@ void register_builtin_backends() {
   if (done) return;
   done = true;
   register_reference_backend(Registry::instance());
+  register_optimized_backend(Registry::instance());
+  register_onednn_backend(Registry::instance());
   register_mutant_backends(Registry::instance());
 }
 
@@ -113,6 +122,9 @@ int cmd_list(const Args& args) {
     std::cout << ")\n";
   }
   std::cout << "formats: NHWC, NCHW; padding: VALID, SAME, T:B:L:R\n";
+  std::cout << "suites (" << suites_dir() << "):";
+  for (const std::string& n : suite_names()) std::cout << " " << n;
+  std::cout << "\n";
   return kOk;
 }
 
@@ -389,6 +401,79 @@ int cmd_fuzz(const Args& args) {
   return summary.failures.empty() ? kOk : kCheckFailed;
 }
 
+int cmd_bench(const Args& args) {
+  po::options_description desc("bench");
+  desc.add_options()("suite", po::value<std::string>(), "suite name or file")(
+      "backends", po::value<std::string>(),
+      "comma-separated backends; the second is the comparator")("threads", po::value<int>(),
+                                                                "OpenMP threads (default: all)")(
+      "reps", po::value<int>()->default_value(10), "timed runs per backend")(
+      "warmup", po::value<int>()->default_value(2), "untimed runs per backend first")(
+      "json", "one JSON object per (problem, backend)");
+  po::variables_map vm = parse(args, desc, nullptr);
+  const Suite suite = read_suite(require(vm, "suite", "--suite NAME|FILE"));
+  if (!vm.count("backends")) throw InvalidArgument("missing --backends (e.g. optimized,onednn)");
+  BenchOptions o;
+  o.reps = vm["reps"].as<int>();
+  o.warmup = vm["warmup"].as<int>();
+  if (o.reps < 1 || o.warmup < 0) throw InvalidArgument("--reps must be >= 1 and --warmup >= 0");
+  int threads = omp_get_max_threads();
+  if (vm.count("threads")) {
+    threads = vm["threads"].as<int>();
+    if (threads < 1)
+      throw InvalidArgument("--threads must be >= 1, got " + std::to_string(threads));
+  }
+  omp_set_num_threads(threads);
+  std::optional<Chosen> chosen = choose_backends(vm);
+  if (!chosen) return kUnavailable;
+  const Peaks peaks = measure_peaks(threads);
+  const bool json = vm.count("json");
+  if (!json) {
+    std::cout << "bench " << suite.name << ": " << threads << " thread" << (threads > 1 ? "s" : "")
+              << ", f32 FMA peak " << peaks.fma_gflops << " GFLOP/s (" << peaks.isa << "), triad "
+              << peaks.bandwidth_gbs << " GB/s, medians of " << o.reps << " interleaved runs after "
+              << o.warmup << " warm-up\n";
+  }
+  std::map<std::string, std::pair<double, int>> log_ratio;  // op -> (sum of log ratio, count)
+  for (const SuiteEntry& e : suite.entries) {
+    const std::vector<BenchRecord> rs = bench_problem(e.problem, e.tag, chosen->list, o, peaks);
+    for (const BenchRecord& r : rs) {
+      if (json) {
+        std::cout << bench_json(r, peaks) << std::endl;
+        continue;
+      }
+      if (&r == &rs.front())
+        std::cout << r.problem << (r.tag.empty() ? "" : "  [" + r.tag + "]") << "\n";
+      char line[256];
+      if (!r.ran) {
+        std::snprintf(line, sizeof line, "  %-12s not run: %s\n", r.backend.c_str(),
+                      r.reason.c_str());
+      } else {
+        std::snprintf(line, sizeof line,
+                      "  %-12s median %9.3f ms (min %9.3f, max %9.3f)  %8.1f GFLOP/s (useful %8.1f)"
+                      "  %5.1f%% peak  %5.1f%% bw%s\n",
+                      r.backend.c_str(), r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops,
+                      r.pct_peak, r.pct_bandwidth,
+                      r.ratio > 0 ? ("  x" + std::to_string(r.ratio).substr(0, 5)).c_str() : "");
+      }
+      std::cout << line << std::flush;
+    }
+    if (rs.size() >= 2 && rs[0].ran && rs[1].ran) {
+      auto& acc = log_ratio[op_name(e.problem.op)];
+      acc.first += std::log(rs[0].ratio);
+      acc.second += 1;
+    }
+  }
+  if (!json && !log_ratio.empty()) {
+    std::cout << "geometric mean throughput " << chosen->list[0]->name() << " / "
+              << chosen->list[1]->name() << ":\n";
+    for (const auto& [op, acc] : log_ratio)
+      std::cout << "  " << op << ": " << std::exp(acc.first / acc.second) << " over " << acc.second
+                << " problem" << (acc.second > 1 ? "s" : "") << "\n";
+  }
+  return kOk;
+}
+
 int run(int argc, char** argv) {
   std::ios::sync_with_stdio(true);
   if (argc < 2) {
@@ -405,6 +490,7 @@ int run(int argc, char** argv) {
     if (command == "inspect") return cmd_inspect(args);
     if (command == "check") return cmd_check(args);
     if (command == "fuzz") return cmd_fuzz(args);
+    if (command == "bench") return cmd_bench(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return kOk;

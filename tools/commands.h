@@ -18,6 +18,7 @@ int cmd_operands(const Args& args);
 int cmd_inspect(const Args& args);
 int cmd_check(const Args& args);
 int cmd_fuzz(const Args& args);
+int cmd_bench(const Args& args);
 
 /// Registers every backend built into this binary.
 void register_builtin_backends();

@@ -121,5 +121,19 @@ expect 1 "minimal (" -- fuzz --backends mutant:oob_write --cases 20 --seed 1 --o
 if grep -q '"check":"out_of_bounds"' "$T/fz/failures.jsonl"; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL: fuzz --out wrote no failures.jsonl record"; fi
 
+# --- bench ----------------------------------------------------------------------------------------
+printf '# tiny\n%s --tag tiny\n' "$BI" >"$T/tiny.txt"
+expect 0 '"median_ms":' -- bench --suite "$T/tiny.txt" --backends reference,reference --reps 3 --warmup 1 --json
+expect 0 "geometric mean throughput reference / reference" -- bench --suite "$T/tiny.txt" \
+  --backends reference,reference --reps 2 --threads 1
+json=$("$CC" bench --suite "$T/tiny.txt" --backends reference --reps 1 --warmup 0 --json 2>&1)
+for key in problem backend median_ms min_ms max_ms gflops pct_peak ratio; do
+  if [[ "$json" == *"\"$key\":"* ]]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: bench --json lacks \"$key\": $json"; fi
+done
+expect 2 "unknown suite 'nope'" -- bench --suite nope --backends reference
+expect 2 "missing --backends" -- bench --suite "$T/tiny.txt"
+expect 2 "--threads must be >= 1, got 0" -- bench --suite "$T/tiny.txt" --backends reference --threads 0
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,174 @@
+#include "bench/harness.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <sstream>
+
+namespace convcheck {
+
+namespace {
+
+// Taps of one spatial dimension that land inside the input, summed over the output positions.
+int64_t valid_taps(int64_t out, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pad) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < out; ++i)
+    for (int64_t a = 0; a < k; ++a) {
+      const int64_t r = i * s + a * d - pad;
+      total += r >= 0 && r < in;
+    }
+  return total;
+}
+
+// A reproducible N(0,1) fill (benchmarks need realistic data, not exactness).
+void fill_normal(Tensor& t, uint64_t seed) {
+  uint64_t state = seed;
+  auto next = [&] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if (t.dtype() == DType::i32) {
+      t.set(i, static_cast<double>(static_cast<int64_t>(next() % 17) - 8));
+      continue;
+    }
+    const double u1 = ((next() >> 11) + 1) * 0x1p-53, u2 = (next() >> 11) * 0x1p-53;
+    t.set(i, std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+  }
+}
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
+std::string str(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
+}  // namespace
+
+int64_t nominal_flops(const Geometry& g) {
+  return 2 * g.N * g.OH * g.OW * g.O * g.Cf * g.KH * g.KW;
+}
+
+int64_t useful_flops(const Geometry& g) {
+  return 2 * g.N * valid_taps(g.OH, g.H, g.KH, g.sh, g.dh, g.pad_top) *
+         valid_taps(g.OW, g.W, g.KW, g.sw, g.dw, g.pad_left) * g.O * g.Cf;
+}
+
+int64_t compulsory_bytes(const Problem& p, const Geometry& g) {
+  const OpIO io = op_io(p.op);
+  int64_t elements = 0;
+  for (Role r : {io.a, io.b, io.result_like}) elements += role_elements(g, r);
+  return elements * static_cast<int64_t>(dtype_size(p.dtype));
+}
+
+std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
+                                       const std::vector<Backend*>& backends,
+                                       const BenchOptions& options, const Peaks& peaks) {
+  const Geometry g = geometry(p);
+  const OpIO io = op_io(p.op);
+  Tensor a(p.dtype, storage_shape(p, g, io.a), storage_layout(p, io.a));
+  Tensor b(p.dtype, storage_shape(p, g, io.b), storage_layout(p, io.b));
+  fill_normal(a, 1);
+  fill_normal(b, 2);
+  const ConstTensorView va = view(static_cast<const Tensor&>(a)),
+                        vb = view(static_cast<const Tensor&>(b));
+  Operands ops;
+  ops.set(io.a, &va);
+  ops.set(io.b, &vb);
+
+  std::vector<BenchRecord> records(backends.size());
+  std::vector<Tensor> results(backends.size());
+  std::vector<std::vector<double>> ms(backends.size());
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    BenchRecord& r = records[i];
+    r.problem = to_string(p);
+    r.tag = tag;
+    r.backend = backends[i]->name();
+    r.flops = nominal_flops(g);
+    r.useful = useful_flops(g);
+    r.bytes = compulsory_bytes(p, g);
+    r.threads = peaks.threads;
+    Status s = backends[i]->available();
+    if (s.ok()) s = backends[i]->can_implement(p);
+    if (!s.ok()) {
+      r.reason = s.reason();
+      continue;
+    }
+    results[i] =
+        Tensor(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
+    r.ran = true;
+  }
+  auto run_once = [&](std::size_t i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    backends[i]->run(p, g, ops, view(results[i]));
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Warm up each backend, then interleave the timed runs so drift hits all backends alike.
+  for (int round = -options.warmup; round < options.reps; ++round) {
+    for (std::size_t i = 0; i < backends.size(); ++i) {
+      if (!records[i].ran) continue;
+      try {
+        const double t = run_once(i);
+        if (round >= 0) ms[i].push_back(t);
+      } catch (const std::exception& e) {
+        records[i].ran = false;
+        records[i].reason = std::string("threw: ") + e.what();
+      }
+    }
+  }
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    BenchRecord& r = records[i];
+    if (!r.ran) continue;
+    std::vector<double>& v = ms[i];
+    std::sort(v.begin(), v.end());
+    r.reps = static_cast<int>(v.size());
+    r.min_ms = v.front();
+    r.max_ms = v.back();
+    r.median_ms = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    const double s = r.median_ms / 1e3;
+    r.gflops = static_cast<double>(r.flops) / s / 1e9;
+    r.useful_gflops = static_cast<double>(r.useful) / s / 1e9;
+    r.pct_peak = peaks.fma_gflops > 0 ? 100 * r.gflops / peaks.fma_gflops : 0;
+    r.pct_bandwidth = peaks.bandwidth_gbs > 0
+                          ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / peaks.bandwidth_gbs
+                          : 0;
+  }
+  if (backends.size() >= 2 && records[1].ran) {
+    for (BenchRecord& r : records)
+      if (r.ran) r.ratio = r.gflops / records[1].gflops;
+  }
+  return records;
+}
+
+std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
+  std::ostringstream o;
+  o << "{\"problem\":" << str(r.problem) << ",\"tag\":" << str(r.tag)
+    << ",\"backend\":" << str(r.backend) << ",\"ran\":" << (r.ran ? "true" : "false")
+    << ",\"reason\":" << str(r.reason) << ",\"median_ms\":" << num(r.median_ms)
+    << ",\"min_ms\":" << num(r.min_ms) << ",\"max_ms\":" << num(r.max_ms)
+    << ",\"gflops\":" << num(r.gflops) << ",\"useful_gflops\":" << num(r.useful_gflops)
+    << ",\"pct_peak\":" << num(r.pct_peak) << ",\"pct_bandwidth\":" << num(r.pct_bandwidth)
+    << ",\"ratio\":" << (r.ratio > 0 ? num(r.ratio) : "null") << ",\"flops\":" << r.flops
+    << ",\"useful_flops\":" << r.useful << ",\"bytes\":" << r.bytes << ",\"reps\":" << r.reps
+    << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(peaks.fma_gflops)
+    << ",\"bandwidth_gbs\":" << num(peaks.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa) << "}";
+  return o.str();
+}
+
+}  // namespace convcheck

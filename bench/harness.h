@@ -1,0 +1,47 @@
+// `convcheck bench` (design §8, issue 4): the named backends on each problem of a suite, timed
+// interleaved in one process (A B A B ...) after warm-up, reported as medians with GFLOP/s, % of
+// the FMA peak and of the memory bandwidth measured in the same process, and the ratio to the first
+// comparator (the second backend named; the first is the one under study).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/peak.h"
+#include "core/backend.h"
+#include "core/problem.h"
+
+namespace convcheck {
+
+struct BenchOptions {
+  int reps = 10;   // timed runs per backend (at least 10 for reports)
+  int warmup = 2;  // untimed runs per backend first
+};
+
+/// FLOPs as benchmarks count them: nominal 2*N*OH*OW*K*C*R*S/G (every tap, padding included) and
+/// useful (only taps that land inside the input); the same for the three ops of a triple.
+int64_t nominal_flops(const Geometry& g);
+int64_t useful_flops(const Geometry& g);
+/// Bytes a run must move at least: the two operands read and the result written, once each.
+int64_t compulsory_bytes(const Problem& p, const Geometry& g);
+
+struct BenchRecord {
+  std::string problem, tag, backend;
+  bool ran = false;
+  std::string reason;  // why it did not run (unavailable, cannot implement, threw)
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double gflops = 0, useful_gflops = 0;  // from the median
+  double pct_peak = 0, pct_bandwidth = 0;
+  double ratio = 0;  // throughput / the first comparator's (0: none)
+  int64_t flops = 0, useful = 0, bytes = 0;
+  int reps = 0, threads = 0;
+};
+
+std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
+                                       const std::vector<Backend*>& backends,
+                                       const BenchOptions& options, const Peaks& peaks);
+
+std::string bench_json(const BenchRecord& r, const Peaks& peaks);
+
+}  // namespace convcheck

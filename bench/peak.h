@@ -1,0 +1,19 @@
+// The machine's peaks, measured in the same process as the benchmark (issue 4): the f32 FMA rate
+// with the widest vector ISA the CPU has, and the STREAM-triad memory bandwidth.
+#pragma once
+
+#include <string>
+
+namespace convcheck {
+
+struct Peaks {
+  double fma_gflops = 0;     // f32, all threads, best of several runs
+  double bandwidth_gbs = 0;  // triad a = b + s c over arrays far larger than the caches
+  int threads = 1;
+  std::string isa;  // "avx512f", "avx2+fma" or "scalar"
+};
+
+/// Measures with `threads` OpenMP threads (about a second).
+Peaks measure_peaks(int threads);
+
+}  // namespace convcheck

@@ -1,0 +1,41 @@
+// Suites: problem lists in the descriptor grammar (design §1 suites/, issue 6).
+//
+//   # a comment (also after an entry)
+//   <descriptor> [--tag NAME] [--fill FILL]
+//
+// A suite is named (NAME -> <suites dir>/NAME.txt; the suites dir is the source tree's suites/,
+// or $CONVCHECK_SUITES) or given as a file path. Every entry is validated when read; an error names
+// the file and line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/problem.h"
+
+namespace convcheck {
+
+struct SuiteEntry {
+  Problem problem;
+  std::string tag;                  // empty when the line has none
+  std::optional<std::string> fill;  // as written; checked by whoever uses fills
+  int line = 0;
+};
+
+struct Suite {
+  std::string name;  // file name without .txt
+  std::string path;
+  std::vector<SuiteEntry> entries;
+};
+
+/// Parses suite text; `path` appears in error messages.
+Suite parse_suite(const std::string& text, const std::string& path);
+/// Reads a suite by name or path; throws InvalidArgument (unknown name: lists the known ones).
+Suite read_suite(const std::string& name_or_path);
+/// The suites in the suites dir, by name.
+std::vector<std::string> suite_names();
+/// Where named suites are looked up.
+std::string suites_dir();
+
+}  // namespace convcheck
