@@ -20,44 +20,56 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // FMAs each thread did.
 constexpr long kIterations = 20'000'000;
 
+// Twelve independent accumulators in named variables, so they live in registers: enough chains to
+// cover the FMA latency times the number of FMA pipes on current x86 cores.
+#define CONVCHECK_FMA12(fma, a, b)                                                \
+  x0 = fma(x0, a, b), x1 = fma(x1, a, b), x2 = fma(x2, a, b), x3 = fma(x3, a, b), \
+  x4 = fma(x4, a, b), x5 = fma(x5, a, b), x6 = fma(x6, a, b), x7 = fma(x7, a, b), \
+  x8 = fma(x8, a, b), x9 = fma(x9, a, b), x10 = fma(x10, a, b), x11 = fma(x11, a, b)
+
 __attribute__((target("avx512f"))) double fma_avx512() {
-  __m512 acc[12];
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (__m512& x : acc) x = _mm512_set1_ps(1.0f);
-  for (long i = 0; i < kIterations; ++i)
-    for (__m512& x : acc) x = _mm512_fmadd_ps(x, a, b);
+  // Distinct starting values: equal ones would let the compiler merge the chains into one.
+  __m512 x0 = _mm512_set1_ps(1.00f), x1 = _mm512_set1_ps(1.01f), x2 = _mm512_set1_ps(1.02f),
+         x3 = _mm512_set1_ps(1.03f), x4 = _mm512_set1_ps(1.04f), x5 = _mm512_set1_ps(1.05f),
+         x6 = _mm512_set1_ps(1.06f), x7 = _mm512_set1_ps(1.07f), x8 = _mm512_set1_ps(1.08f),
+         x9 = _mm512_set1_ps(1.09f), x10 = _mm512_set1_ps(1.10f), x11 = _mm512_set1_ps(1.11f);
+  for (long i = 0; i < kIterations; ++i) CONVCHECK_FMA12(_mm512_fmadd_ps, a, b);
+  const __m512 sum =
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(_mm512_add_ps(x0, x1), _mm512_add_ps(x2, x3)),
+                                  _mm512_add_ps(_mm512_add_ps(x4, x5), _mm512_add_ps(x6, x7))),
+                    _mm512_add_ps(_mm512_add_ps(x8, x9), _mm512_add_ps(x10, x11)));
   alignas(64) float out[16];
+  _mm512_store_ps(out, sum);
   float sink = 0;
-  for (__m512& x : acc) {
-    _mm512_store_ps(out, x);
-    for (float v : out) sink += v;
-  }
+  for (float v : out) sink += v;
   return static_cast<double>(sink);
 }
 
 __attribute__((target("avx2,fma"))) double fma_avx2() {
-  __m256 acc[12];
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (__m256& x : acc) x = _mm256_set1_ps(1.0f);
-  for (long i = 0; i < kIterations; ++i)
-    for (__m256& x : acc) x = _mm256_fmadd_ps(x, a, b);
+  __m256 x0 = _mm256_set1_ps(1.00f), x1 = _mm256_set1_ps(1.01f), x2 = _mm256_set1_ps(1.02f),
+         x3 = _mm256_set1_ps(1.03f), x4 = _mm256_set1_ps(1.04f), x5 = _mm256_set1_ps(1.05f),
+         x6 = _mm256_set1_ps(1.06f), x7 = _mm256_set1_ps(1.07f), x8 = _mm256_set1_ps(1.08f),
+         x9 = _mm256_set1_ps(1.09f), x10 = _mm256_set1_ps(1.10f), x11 = _mm256_set1_ps(1.11f);
+  for (long i = 0; i < kIterations; ++i) CONVCHECK_FMA12(_mm256_fmadd_ps, a, b);
+  const __m256 sum =
+      _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
+                                  _mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7))),
+                    _mm256_add_ps(_mm256_add_ps(x8, x9), _mm256_add_ps(x10, x11)));
   alignas(32) float out[8];
+  _mm256_store_ps(out, sum);
   float sink = 0;
-  for (__m256& x : acc) {
-    _mm256_store_ps(out, x);
-    for (float v : out) sink += v;
-  }
+  for (float v : out) sink += v;
   return static_cast<double>(sink);
 }
 
 double fma_scalar() {
-  float acc[12];
-  for (float& x : acc) x = 1.0f;
-  for (long i = 0; i < kIterations / 4; ++i)
-    for (float& x : acc) x = std::fma(x, 0.999999f, 1e-7f);
-  float sink = 0;
-  for (float x : acc) sink += x;
-  return static_cast<double>(sink);
+  float x0 = 1.00f, x1 = 1.01f, x2 = 1.02f, x3 = 1.03f, x4 = 1.04f, x5 = 1.05f, x6 = 1.06f,
+        x7 = 1.07f, x8 = 1.08f, x9 = 1.09f, x10 = 1.10f, x11 = 1.11f;
+  auto fma = [](float x, float a, float b) { return std::fma(x, a, b); };
+  for (long i = 0; i < kIterations / 4; ++i) CONVCHECK_FMA12(fma, 0.999999f, 1e-7f);
+  return static_cast<double>(x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11);
 }
 
 }  // namespace

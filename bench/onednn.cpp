@@ -1,0 +1,445 @@
+// The oneDNN comparator ("onednn"), design §4 and issue 4 item 3.
+//
+// Each op maps onto one oneDNN convolution primitive (algorithm::convolution_direct only:
+// Winograd's transforms are outside the inner-product error model the oracle holds backends to):
+//   conv2d, depthwise_conv2d                      convolution_forward (forward_inference)
+//   conv2d_backprop_input, conv2d_transpose,
+//   depthwise_conv2d_backprop_input               convolution_backward_data
+//   conv2d_backprop_filter,
+//   depthwise_conv2d_backprop_filter              convolution_backward_weights
+// Depthwise ops are grouped convolutions with G = C groups of M output channels and 1 input
+// channel.
+//
+// Layouts. The user (TF) memory is described exactly as it lies:
+//   activations  dims {N, C, H, W} with format_tag::nhwc or ::nchw (the problem's format);
+//   filters      G == 1:  dims {O, Cf, KH, KW} with format_tag::hwio (TF's HWIO);
+//                G > 1 or depthwise: dims {G, O/G, Cf, KH, KW} with format_tag::hwigo: TF's
+//                [KH, KW, Cf, O] with O = g*(O/G) + o is exactly h,w,i,g,o (RSCM [KH,KW,C,M] is
+//                the case Cf = 1, G = C, O/G = M).
+// Every plan has a primitive created with format_tag::any for all three tensors, so oneDNN picks
+// its preferred (usually blocked) formats; where they differ from the user's, reorder primitives
+// convert the operands in and the result out. For a problem of at least 2^24 multiply-adds whose
+// preferred formats need reorders, a second primitive on the user's formats (no reorders) is made
+// too when oneDNN has a non-reference kernel for it, and the first run times both (a warm-up and
+// the best of three each) and keeps the faster: measured here, reorders cost more than they win on
+// some layers (e.g. 1x1 backprop input, 8x56x56x256 out_backprop: 6.3 ms with the nChw16c reorder,
+// 2.6 ms on NHWC directly) and win big on others (depthwise: 2 ms blocked vs 30-60 ms plain).
+// Smaller problems (the oracle's) always use the preferred formats, so their results do not
+// depend on timing. Every reorder runs inside run(), so the benchmark times them.
+// oneDNN's dilation is zero-based (TF's 1 = oneDNN's 0); padding is passed as padding_l = {top,
+// left} and padding_r = {bottom, right}, the resolved (possibly asymmetric) TF pads.
+//
+// Caching. Primitives, reorders, internal buffers and a user-mode scratchpad are built once per
+// (canonical descriptor, OpenMP thread count) and kept in a small map, so repeated runs (the
+// benchmark) pay only execution. One CPU engine and one in-order stream serve every plan.
+//
+// Data types. f32 everywhere; bf16 and f16 storage (f32 accumulation inside oneDNN) where this
+// oneDNN build implements the op on this CPU, which is asked by creating the primitive descriptor;
+// a refusal becomes the unsupported reason. f64 and int32 are unsupported: oneDNN 2.6 has no f64 or
+// s32-operand convolution on CPU.
+//
+// Empty tensors. oneDNN cannot describe some empty convolutions (zero output channels; TF's
+// output size 0 where oneDNN's truncating size rule gives 1, e.g. H + pads = eff - 1 with stride
+// 2), so whenever an operand is empty the adapter writes TF's result itself, the sum of no terms:
+// zeros (an empty result needs nothing).
+//
+// Threads. Debian's libdnnl uses the OpenMP runtime: oneDNN follows omp_get_max_threads() of the
+// calling thread, so the thread count is part of the cache key.
+//
+// Semantics oneDNN does not share with TF are left visible to the oracle, not hidden. Seen here
+// (oneDNN 2.6.3, AVX-512 with BF16): kernels that multiply padding zeros by the weights give NaN
+// where a non-finite weight (or out_backprop element) meets padding, a position TF's sum has no
+// term for; bf16 kernels that pair input channels (VNNI) read, for an odd channel count, the next
+// element in memory as the pair's padding channel and multiply it by a zero weight, so a NaN there
+// reaches outputs no term connects it to; and bf16 treats subnormal operands as zero, so
+// subnormal * Inf gives NaN.
+#include "bench/onednn.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#ifdef CONVCHECK_HAVE_ONEDNN
+#include <omp.h>
+#include <oneapi/dnnl/dnnl_debug.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+#endif
+
+namespace convcheck {
+
+namespace {
+
+#ifdef CONVCHECK_HAVE_ONEDNN
+
+bool any_empty(const Geometry& g) {
+  return role_elements(g, Role::input) == 0 || role_elements(g, Role::filter) == 0 ||
+         role_elements(g, Role::out_backprop) == 0;
+}
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using DT = memory::data_type;
+
+enum class Kind { forward, backward_data, backward_weights };
+
+Kind kind_of(Op op) {
+  switch (op) {
+    case Op::conv2d:
+    case Op::depthwise_conv2d:
+      return Kind::forward;
+    case Op::conv2d_backprop_input:
+    case Op::conv2d_transpose:
+    case Op::depthwise_conv2d_backprop_input:
+      return Kind::backward_data;
+    case Op::conv2d_backprop_filter:
+    case Op::depthwise_conv2d_backprop_filter:
+      return Kind::backward_weights;
+  }
+  return Kind::forward;
+}
+
+std::string version_string() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor);
+}
+
+// One operand or result of a primitive: the user's (TF) memory, and where the primitive wants
+// another format, an internal buffer and the reorder between them.
+struct Arg {
+  int dnnl_arg = 0;
+  memory::desc user_md, prim_md;
+  memory user;      // handle set to the caller's buffer on every run
+  memory internal;  // allocated once when prim_md != user_md
+  dnnl::reorder reorder;
+  bool needs_reorder() const { return prim_md != user_md; }
+};
+
+// One way to run the op: a primitive made for oneDNN's preferred formats or for the user's.
+struct Variant {
+  dnnl::primitive prim;
+  memory::desc scratch_md;
+  memory scratch;
+  Arg a, b, result;  // the two operands the op reads (op_io order) and the result
+  std::string impl;  // oneDNN's implementation name
+  bool materialized = false;
+};
+
+struct Plan {
+  std::vector<Variant> variants;  // the first is used; more than one: not yet timed
+};
+
+class OneDnnBackend : public Backend {
+ public:
+  OneDnnBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+  std::string name() const override { return "onednn"; }
+
+  Status can_implement(const Problem& p) const override {
+    if (p.dtype == DType::f64)
+      return Status::Error(
+          version_string() +
+          " has no f64 convolution on CPU (its floating types are f32, bf16, f16)");
+    if (p.dtype == DType::i32)
+      return Status::Error(version_string() +
+                           " has no int32 convolution (integer convolutions take s8/u8 operands)");
+    Geometry g;
+    try {
+      g = geometry(p);
+    } catch (const InvalidArgument& e) {  // callers may ask about derived problems first
+      return Status::Error(std::string("not a valid problem: ") + e.what());
+    }
+    if (any_empty(g)) return Status::Ok();  // the adapter writes TF's zeros (header comment)
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      plan_for(p, g);
+    } catch (const dnnl::error& e) {
+      return Status::Error(version_string() + " has no " + dtype_name(p.dtype) + " " +
+                           op_name(p.op) + " on this CPU: " + e.what() + " (" +
+                           dnnl_status2str(e.status) + ")");
+    }
+    return Status::Ok();
+  }
+
+  NumericContract contract(const Problem& p) const override {
+    NumericContract c;
+    c.u_in = 0;                                // operands are used as stored (no down-conversion)
+    c.u_acc = std::ldexp(1.0, -24);            // f32 accumulation in every case
+    c.chain = NumericContract::Chain::linear;  // any summation tree has a chain <= n
+    switch (p.dtype) {
+      case DType::bf16:
+        c.name = "onednn-bf16-f32acc";
+        c.u_out = std::ldexp(1.0, -8);
+        // AVX512_BF16's VDPBF16PS, which oneDNN's bf16 kernels use where the CPU has it, treats
+        // subnormal inputs as zero and flushes subnormal results whatever MXCSR says (seen here:
+        // a subnormal exact result came back 0). Without that instruction oneDNN emulates in f32
+        // and keeps subnormals; the declaration is then merely conservative.
+        c.flush_subnormals = true;
+        break;
+      case DType::f16:
+        c.name = "onednn-f16-f32acc";
+        c.u_out = std::ldexp(1.0, -11);
+        break;
+      default:
+        c.name = "onednn-f32";
+        c.u_out = 0;  // the f32 accumulator is the result
+        break;
+    }
+    // oneDNN 2.6 documents no run-to-run bitwise guarantee (the deterministic attribute that
+    // enforces one came later, because some implementations use non-deterministic constructs);
+    // and which variant runs a large problem is chosen by timing (header comment).
+    c.deterministic = false;
+    return c;
+  }
+
+  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+    const int64_t result_elements = element_count(result.shape);
+    if (result_elements == 0) return;
+    if (any_empty(g)) {  // a sum of no terms (header comment)
+      std::memset(result.data, 0, static_cast<std::size_t>(result_elements) * dtype_size(p.dtype));
+      return;
+    }
+    const OpIO io = op_io(p.op);
+    const ConstTensorView* va = in.get(io.a);
+    const ConstTensorView* vb = in.get(io.b);
+    if (!va || !vb)
+      throw InvalidArgument("onednn: " + std::string(op_name(p.op)) + " needs " + role_name(io.a) +
+                            " and " + role_name(io.b));
+    std::lock_guard<std::mutex> lock(mutex_);
+    Plan& plan = plan_for(p, g);
+    if (plan.variants.size() > 1) choose_fastest(plan, va->data, vb->data, result.data);
+    Variant& v = plan.variants.front();
+    materialize(v);
+    execute(v, va->data, vb->data, result.data);
+  }
+
+ private:
+  static DT dt_of(DType t) {
+    switch (t) {
+      case DType::bf16:
+        return DT::bf16;
+      case DType::f16:
+        return DT::f16;
+      default:
+        return DT::f32;
+    }
+  }
+
+  // The user's (TF) memory descriptor of a role.
+  static memory::desc user_md(const Problem& p, const Geometry& g, Role r) {
+    const DT t = dt_of(p.dtype);
+    const Tag act = p.format == Format::NHWC ? Tag::nhwc : Tag::nchw;
+    switch (r) {
+      case Role::input:
+        return memory::desc({g.N, g.C, g.H, g.W}, t, act);
+      case Role::out_backprop:
+        return memory::desc({g.N, g.O, g.OH, g.OW}, t, act);
+      case Role::filter:
+        break;
+    }
+    if (g.depthwise || g.G > 1)
+      return memory::desc({g.G, g.O / g.G, g.Cf, g.KH, g.KW}, t, Tag::hwigo);
+    return memory::desc({g.O, g.Cf, g.KH, g.KW}, t, Tag::hwio);
+  }
+
+  static memory::desc any_md(const memory::desc& user) {
+    return memory::desc(user.dims(), user.data_type(), Tag::any);
+  }
+
+  // Multiply-adds of the problem; above kTuneMacs a plan times its variants (header comment).
+  static double macs(const Geometry& g) {
+    return static_cast<double>(g.N) * g.OH * g.OW * g.O * g.KH * g.KW * g.Cf;
+  }
+
+  // Precondition: mutex_ held.
+  Plan& plan_for(const Problem& p, const Geometry& g) const {
+    const std::string key = to_string(p) + "#threads=" + std::to_string(omp_get_max_threads());
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+    auto plan = std::make_unique<Plan>();
+    plan->variants.push_back(build(p, g, true));
+    const Variant& preferred = plan->variants.front();
+    const bool reorders = preferred.a.needs_reorder() || preferred.b.needs_reorder() ||
+                          preferred.result.needs_reorder();
+    if (reorders && macs(g) >= kTuneMacs) {
+      try {
+        Variant user = build(p, g, false);
+        // oneDNN's reference kernels are never the faster one; don't spend time finding that out.
+        if (user.impl.rfind("ref", 0) != 0) plan->variants.push_back(std::move(user));
+      } catch (const dnnl::error&) {  // no implementation for TF's formats: "any" it is
+      }
+    }
+    if (plans_.size() >= kMaxPlans) plans_.clear();  // a small cache: the benchmark reuses few
+    return *plans_.emplace(key, std::move(plan)).first->second;
+  }
+
+  // A variant with oneDNN's preferred formats (`preferred`) or with the user's.
+  Variant build(const Problem& p, const Geometry& g, bool preferred) const {
+    Variant v;
+    const Kind kind = kind_of(p.op);
+    const memory::desc x = user_md(p, g, Role::input), w = user_md(p, g, Role::filter),
+                       dy = user_md(p, g, Role::out_backprop);
+    const memory::desc px = preferred ? any_md(x) : x, pw = preferred ? any_md(w) : w,
+                       pdy = preferred ? any_md(dy) : dy;
+    const memory::dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1},
+        pad_l{g.pad_top, g.pad_left}, pad_r{g.pad_bottom, g.pad_right};
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto alg = dnnl::algorithm::convolution_direct;
+
+    // The forward primitive descriptor: the primitive itself for the forward ops, the hint that
+    // backward primitives require otherwise.
+    const auto fwd_prop = kind == Kind::forward ? dnnl::prop_kind::forward_inference
+                                                : dnnl::prop_kind::forward_training;
+    const dnnl::convolution_forward::desc fwd_desc(fwd_prop, alg, px, pw, pdy, strides, dilates,
+                                                   pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_desc, attr, engine_);
+
+    auto set = [](Arg& arg, int dnnl_arg, const memory::desc& user, const memory::desc& prim) {
+      arg.dnnl_arg = dnnl_arg;
+      arg.user_md = user;
+      arg.prim_md = prim;
+    };
+    switch (kind) {
+      case Kind::forward: {
+        v.prim = dnnl::convolution_forward(fwd_pd);
+        v.scratch_md = fwd_pd.scratchpad_desc();
+        v.impl = fwd_pd.impl_info_str();
+        set(v.a, DNNL_ARG_SRC, x, fwd_pd.src_desc());
+        set(v.b, DNNL_ARG_WEIGHTS, w, fwd_pd.weights_desc());
+        set(v.result, DNNL_ARG_DST, dy, fwd_pd.dst_desc());
+        break;
+      }
+      case Kind::backward_data: {
+        const dnnl::convolution_backward_data::desc d(alg, px, pw, pdy, strides, dilates, pad_l,
+                                                      pad_r);
+        const dnnl::convolution_backward_data::primitive_desc pd(d, attr, engine_, fwd_pd);
+        v.prim = dnnl::convolution_backward_data(pd);
+        v.scratch_md = pd.scratchpad_desc();
+        v.impl = pd.impl_info_str();
+        set(v.a, DNNL_ARG_WEIGHTS, w, pd.weights_desc());
+        set(v.b, DNNL_ARG_DIFF_DST, dy, pd.diff_dst_desc());
+        set(v.result, DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc());
+        break;
+      }
+      case Kind::backward_weights: {
+        const dnnl::convolution_backward_weights::desc d(alg, px, pw, pdy, strides, dilates, pad_l,
+                                                         pad_r);
+        const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, engine_, fwd_pd);
+        v.prim = dnnl::convolution_backward_weights(pd);
+        v.scratch_md = pd.scratchpad_desc();
+        v.impl = pd.impl_info_str();
+        set(v.a, DNNL_ARG_SRC, x, pd.src_desc());
+        set(v.b, DNNL_ARG_DIFF_DST, dy, pd.diff_dst_desc());
+        set(v.result, DNNL_ARG_DIFF_WEIGHTS, w, pd.diff_weights_desc());
+        break;
+      }
+    }
+    return v;
+  }
+
+  // Buffers and reorders, made on a variant's first run (can_implement needs descriptors only).
+  void materialize(Variant& v) const {
+    if (v.materialized) return;
+    v.scratch = memory(v.scratch_md, engine_);
+    for (Arg* arg : {&v.a, &v.b, &v.result}) {
+      arg->user = memory(arg->user_md, engine_, DNNL_MEMORY_NONE);
+      if (!arg->needs_reorder()) continue;
+      arg->internal = memory(arg->prim_md, engine_);
+      arg->reorder = arg == &v.result ? dnnl::reorder(arg->internal, arg->user)
+                                      : dnnl::reorder(arg->user, arg->internal);
+    }
+    v.materialized = true;
+  }
+
+  // One run: reorders in, the primitive, the reorder out. Precondition: materialized.
+  void execute(Variant& v, const void* a, const void* b, void* result) {
+    v.a.user.set_data_handle(const_cast<void*>(a));  // oneDNN only reads its sources
+    v.b.user.set_data_handle(const_cast<void*>(b));
+    v.result.user.set_data_handle(result);
+    for (Arg* arg : {&v.a, &v.b})
+      if (arg->needs_reorder()) arg->reorder.execute(stream_, arg->user, arg->internal);
+    std::unordered_map<int, memory> args;
+    for (Arg* arg : {&v.a, &v.b, &v.result})
+      args.emplace(arg->dnnl_arg, arg->needs_reorder() ? arg->internal : arg->user);
+    args.emplace(DNNL_ARG_SCRATCHPAD, v.scratch);
+    v.prim.execute(stream_, args);
+    if (v.result.needs_reorder())
+      v.result.reorder.execute(stream_, v.result.internal, v.result.user);
+    stream_.wait();
+  }
+
+  // Times every variant on the caller's buffers (a warm-up, then the best of kTuneRuns) and keeps
+  // the fastest alone. Every run writes the whole result; the caller's run follows anyway.
+  void choose_fastest(Plan& plan, const void* a, const void* b, void* result) {
+    using Clock = std::chrono::steady_clock;
+    std::size_t best = 0;
+    double best_s = INFINITY;
+    for (std::size_t i = 0; i < plan.variants.size(); ++i) {
+      Variant& v = plan.variants[i];
+      materialize(v);
+      execute(v, a, b, result);
+      double s = INFINITY;
+      for (int r = 0; r < kTuneRuns; ++r) {
+        const Clock::time_point t0 = Clock::now();
+        execute(v, a, b, result);
+        s = std::min(s, std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      if (s < best_s) best = i, best_s = s;
+    }
+    Variant chosen = std::move(plan.variants[best]);
+    plan.variants.clear();  // frees the other variants' buffers
+    plan.variants.push_back(std::move(chosen));
+  }
+
+  static constexpr std::size_t kMaxPlans = 64;
+  static constexpr double kTuneMacs = 1 << 24;
+  static constexpr int kTuneRuns = 3;
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::unique_ptr<Plan>> plans_;
+};
+
+#else  // !CONVCHECK_HAVE_ONEDNN
+
+const char kNotFound[] =
+    "oneDNN was not found when convcheck was built (install libdnnl-dev and reconfigure)";
+
+class OneDnnBackend : public Backend {
+ public:
+  std::string name() const override { return "onednn"; }
+  Status available() const override { return Status::Error(kNotFound); }
+  Status can_implement(const Problem&) const override { return Status::Error(kNotFound); }
+  NumericContract contract(const Problem&) const override {
+    NumericContract c;
+    c.name = "onednn-unavailable";
+    c.deterministic = false;
+    return c;
+  }
+  void run(const Problem&, const Geometry&, const Operands&, TensorView) override {
+    throw std::runtime_error(std::string("onednn: ") + kNotFound);
+  }
+};
+
+#endif
+
+}  // namespace
+
+void register_onednn_backend(Registry& registry) {
+  registry.add("onednn",
+               "oneDNN comparator: direct convolutions (forward, backward data, backward "
+               "weights; depthwise as groups), TF layouts in and out, reorders timed",
+               [](const std::string&) { return std::make_unique<OneDnnBackend>(); });
+}
+
+}  // namespace convcheck
