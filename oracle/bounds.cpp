@@ -1,7 +1,7 @@
 // Element-wise judgement against the exact reference (design §6.3):
 //   tau_i = (1+u_out)[(2u_in+u_in^2) + gamma_k(u_acc)(1+u_in)^2] M_i + u_out|s_i| + nu_i,
 //   gamma_k(u) = k u / (1 - k u), k = the contract's rounding chain for n_i terms,
-// nu_i the underflow allowance: half the output's smallest subnormal, plus half the accumulator's
+// nu_i the underflow allowance: the output's smallest subnormal, plus the accumulator's
 // per rounded product (products of f32 operands are rounded inside f32 accumulators), plus a
 // flushed accumulator's smallest normal per term under FTZ.
 #include <cmath>
@@ -13,8 +13,11 @@ namespace convcheck::oracle_detail {
 
 namespace {
 
+// The underflow allowance per rounding: a whole smallest subnormal of the format. Half would be
+// exact for RN, but half of f64's smallest subnormal (2^-1075) is not a double: it rounds to 0 and
+// would leave subnormal results no allowance at all.
 double half_subnormal(int precision, int min_exponent) {
-  return std::ldexp(1.0, min_exponent - precision);
+  return std::ldexp(1.0, min_exponent - precision + 1);
 }
 
 // The binary format an accumulator of unit roundoff u works in (for its underflow threshold).

@@ -1,0 +1,117 @@
+// DepthwiseConv2dNativeBackpropFilter (spec B §3.5 with real dilation; zero-filled when
+// out_backprop is empty, spec A.6): tap-wise reductions over output pixels, vectorised over
+// channels (multiplier 1), in fixed chunks of output rows whose partial sums are added in chunk
+// order (deterministic for every thread count).
+#include <algorithm>
+#include <vector>
+
+#include "optimized/internal.h"
+#include "optimized/kernels.h"
+
+namespace convcheck::opt {
+
+// Index law, written once:
+//   dw[a,b,k,m] = sum_n sum_{i<OH} sum_{j<OW}
+//                 dy[n,i,j,k*M+m] * X(n, i*sh + a*dh - pad_top, j*sw + b*dw - pad_left, k)
+// For output row (n, i) and filter row a the input row is r = i*sh + a*dh - pad_top (no terms
+// when outside); for filter column b the output columns with an inside input column form one
+// interval [j_lo(b), j_hi(b)). Padding is never visited.
+
+namespace {
+
+// Chunks: at most this many, each at least kChunkElements out_backprop elements (a function of
+// the problem alone, so the summation order is too).
+constexpr int64_t kMaxChunks = 64;
+constexpr int64_t kChunkElements = 1 << 15;
+
+}  // namespace
+
+template <class T>
+void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
+  const int64_t taps = g.KH * g.KW, size = taps * g.C * g.M, rows = g.N * g.OH;
+  std::fill(dw, dw + size, T(0));
+  if (rows == 0 || g.OW == 0 || size == 0) return;
+  std::vector<int64_t> j_lo(g.KW), j_hi(g.KW), col_off(g.KW);
+  for (int64_t b = 0; b < g.KW; ++b) {
+    col_off[b] = b * g.dw - g.pad_left;
+    j_lo[b] = std::clamp<int64_t>(ceil_div(-col_off[b], g.sw), 0, g.OW);
+    j_hi[b] = std::clamp<int64_t>(floor_div(g.W - 1 - col_off[b], g.sw) + 1, j_lo[b], g.OW);
+  }
+  const int64_t row_elements = std::max<int64_t>(1, g.OW * g.O);
+  const int64_t rows_per_chunk =
+      std::max(ceil_div(rows, kMaxChunks), ceil_div(kChunkElements, row_elements));
+  const int64_t chunks = ceil_div(rows, rows_per_chunk);
+  Buffer<T> partial(chunks * size);
+  partial.zero();
+  const KernelTable<T>& kt = kernels<T>();
+  const int threads = thread_count();
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int64_t row0 = ch * rows_per_chunk, row1 = std::min(rows, row0 + rows_per_chunk);
+    T* acc = partial.data() + ch * size;
+    // Triples (out_backprop row, a, input row) of the chunk, in row order.
+    std::vector<int64_t> list;
+    for (int64_t row = row0; row < row1; ++row) {
+      const int64_t n = row / g.OH, i = row % g.OH;
+      for (int64_t a = 0; a < g.KH; ++a) {
+        const int64_t r = i * g.sh + a * g.dh - g.pad_top;
+        if (r < 0 || r >= g.H) continue;
+        list.insert(list.end(), {row, a, n * g.H + r});
+      }
+    }
+    const int64_t nlist = static_cast<int64_t>(list.size() / 3);
+    if (g.M == 1) {
+      DepthwiseFilterRows<T> f;
+      f.dy = dy;
+      f.x = x;
+      f.C = g.C;
+      f.OW = g.OW;
+      f.W = g.W;
+      f.KW = g.KW;
+      f.sw = g.sw;
+      f.rows = list.data();
+      f.nrows = nlist;
+      f.j_lo = j_lo.data();
+      f.j_hi = j_hi.data();
+      f.col_off = col_off.data();
+      f.acc = acc;
+      kt.depthwise_filter(f);
+      continue;
+    }
+    for (int64_t e = 0; e < nlist; ++e) {
+      const T* dyr = dy + list[3 * e] * g.OW * g.O;
+      const int64_t a = list[3 * e + 1];
+      const T* xr = x + list[3 * e + 2] * g.W * g.C;
+      for (int64_t b = 0; b < g.KW; ++b) {
+        T* ab = acc + (a * g.KW + b) * g.C * g.M;
+        for (int64_t j = j_lo[b]; j < j_hi[b]; ++j) {
+          const T* d = dyr + j * g.O;
+          const T* xs = xr + (j * g.sw + col_off[b]) * g.C;
+          for (int64_t k = 0; k < g.C; ++k) {
+            const T xv = xs[k];
+            for (int64_t m = 0; m < g.M; ++m) ab[k * g.M + m] += d[k * g.M + m] * xv;
+          }
+        }
+      }
+    }
+  }
+  // Chunk sums in chunk order.
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(threads, size / 1024));
+#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+  for (int64_t part = 0; part < parts; ++part) {
+    int64_t e0, e1;
+    split_range(size, static_cast<int>(parts), static_cast<int>(part), &e0, &e1);
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      const T* src = partial.data() + ch * size;
+      for (int64_t e = e0; e < e1; ++e) dw[e] += src[e];
+    }
+  }
+}
+
+template void depthwise_backprop_filter<float>(const Geometry&, const float*, const float*, float*);
+template void depthwise_backprop_filter<double>(const Geometry&, const double*, const double*,
+                                                double*);
+template void depthwise_backprop_filter<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*,
+                                                  uint32_t*);
+
+}  // namespace convcheck::opt

@@ -1,0 +1,102 @@
+// DepthwiseConv2dNativeBackpropInput (spec B §3.5 with real dilation and unequal strides, A.7): a
+// direct gather over the taps that reach each input position, vectorised over channels
+// (multiplier 1), or scalar loops over (channel, multiplier) otherwise. Memory-bound: one pass
+// over out_backprop and the result, the filter in L1.
+#include <algorithm>
+#include <vector>
+
+#include "optimized/internal.h"
+#include "optimized/kernels.h"
+
+namespace convcheck::opt {
+
+// Index law, written once:
+//   dx[n,r,c,k] = sum_{m<M} sum_{a<KH} sum_{b<KW} dy[n,i,j,k*M+m] * w[a,b,k,m]
+//   with i = (r + pad_top - a*dh) / sh and j = (c + pad_left - b*dw) / sw exact and in range.
+// Row taps of input row r: those a (with their i). Columns by stride phase gamma = c mod sw:
+// c = gamma + t*sw sees the filter columns b with (gamma + pad_left - b*dw) divisible by sw, at
+// j = t + (gamma + pad_left - b*dw) / sw when inside [0, OW) (runs of columns with the same taps,
+// kernels.h). Each element sums its taps in (a, b[, m]) order; positions no tap reaches are 0.
+
+template <class T>
+void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx) {
+  std::vector<ColumnRun> runs;
+  std::vector<int64_t> col_taps;
+  for (int64_t gamma = 0; gamma < std::min(g.sw, g.W); ++gamma) {
+    std::vector<int64_t> cand_b, cand_off;
+    for (int64_t b = 0; b < g.KW; ++b) {
+      const int64_t t = gamma + g.pad_left - b * g.dw;
+      if (floor_div(t, g.sw) * g.sw != t) continue;
+      cand_b.push_back(b);
+      cand_off.push_back(t / g.sw);
+    }
+    append_column_runs(gamma, g.sw, ceil_div(g.W - gamma, g.sw), 1, g.OW, cand_b, cand_off, &runs,
+                       &col_taps);
+  }
+  const KernelTable<T>& kt = kernels<T>();
+  const int64_t rows = g.N * g.H;
+  const int threads = thread_count();
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    std::vector<int64_t> rt;  // pairs (a, out_backprop row) of the current row
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t n = row / g.H, r = row % g.H;
+      rt.clear();
+      for (int64_t a = 0; a < g.KH; ++a) {
+        const int64_t ti = r + g.pad_top - a * g.dh;
+        if (ti < 0 || ti % g.sh != 0 || ti / g.sh >= g.OH) continue;
+        rt.push_back(a);
+        rt.push_back(n * g.OH + ti / g.sh);
+      }
+      const int64_t nrt = static_cast<int64_t>(rt.size() / 2);
+      T* out = dx + row * g.W * g.C;
+      if (g.M == 1) {
+        DepthwiseRow<T> dr;
+        dr.src = dy;
+        dr.src_w = g.OW;
+        dr.C = g.C;
+        dr.KW = g.KW;
+        dr.w = w;
+        dr.row_taps = rt.data();
+        dr.nrow_taps = nrt;
+        dr.runs = runs.data();
+        dr.nruns = static_cast<int64_t>(runs.size());
+        dr.col_taps = col_taps.data();
+        dr.v_step = g.sw;
+        dr.src_step = 1;
+        dr.out = out;
+        kt.depthwise_row(dr);
+        continue;
+      }
+      std::fill(out, out + g.W * g.C, T(0));
+      for (const ColumnRun& run : runs) {
+        for (int64_t t = 0; t < run.count; ++t) {
+          T* oc = out + (run.v0 + t * g.sw) * g.C;
+          for (int64_t e = 0; e < nrt; ++e) {
+            const int64_t a = rt[2 * e];
+            const T* dr = dy + rt[2 * e + 1] * g.OW * g.O;
+            for (int64_t k = run.tap_begin; k < run.tap_end; ++k) {
+              const int64_t b = col_taps[2 * k];
+              const T* ds = dr + (col_taps[2 * k + 1] + t) * g.O;
+              const T* ws = w + (a * g.KW + b) * g.C * g.M;
+              for (int64_t c = 0; c < g.C; ++c) {
+                T acc = oc[c];
+                for (int64_t m = 0; m < g.M; ++m) acc += ds[c * g.M + m] * ws[c * g.M + m];
+                oc[c] = acc;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template void depthwise_backprop_input<float>(const Geometry&, const float*, const float*, float*);
+template void depthwise_backprop_input<double>(const Geometry&, const double*, const double*,
+                                               double*);
+template void depthwise_backprop_input<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*,
+                                                 uint32_t*);
+
+}  // namespace convcheck::opt

@@ -1,0 +1,186 @@
+// The implicit GEMM's blocking, packing and threading (the maths is kernels.h's igemm tile).
+//
+// Packing: the filter is packed once per call into panels of NR result channels (the kernel
+// variant that covers the group's channel count), zero beyond the last channel; the packing pass
+// also checks that the filter is finite (else the caller takes its direct path).
+// Blocking: result pixels in tiles of MR; the reduction (taps x kc) in chunks whose packed panel
+// fits half of L2 (whole taps, or slices of one tap's channels when a tap alone is larger); blocks
+// of kTilesPerBlock tiles run through every chunk before the next block, so their result rows stay
+// in cache while the chunk panel is reused by every tile. A tile's first chunk stores, later
+// chunks add: each result element is the sum of its chunk sums in reduction order.
+// Threads: each (phase, group) splits its pixel tiles into contiguous ranges, one per thread; a
+// tile's arithmetic does not depend on which thread computes it, so results are the same for
+// every thread count.
+#include "optimized/implicit_gemm.h"
+
+#include <algorithm>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "optimized/internal.h"
+#include "optimized/kernels.h"
+
+namespace convcheck::opt {
+
+namespace {
+
+// Budget of one thread's packed filter chunk, in bytes (half of a 1 MiB L2).
+constexpr int64_t kPanelBytes = 512 * 1024;
+// Pixel tiles that run through all chunks before the next ones (their result rows stay in cache).
+constexpr int64_t kTilesPerBlock = 16;
+
+}  // namespace
+
+template <class T>
+bool run_implicit_gemm(const ImplicitGemm<T>& p) {
+  const KernelTable<T>& kt = kernels<T>();
+  const int variant = kt.variant_for(p.cols);
+  const int64_t NR = kt.nr(variant), MR = kt.mr;
+  const int64_t nblocks = (p.cols + NR - 1) / NR;
+  if (nblocks == 0 || p.N == 0) return true;
+  auto kernel = kt.igemm[variant];
+
+  // Packed filter: per phase, per group, per panel: [taps][kc][NR].
+  const std::size_t nph = p.phases.size();
+  std::vector<int64_t> base(nph), size(nph), ntaps(nph);
+  int64_t total = 0;
+  for (std::size_t i = 0; i < nph; ++i) {
+    ntaps[i] = static_cast<int64_t>(p.phases[i].tap_rows.size() * p.phases[i].tap_cols.size());
+    size[i] = ntaps[i] * p.kc * NR;
+    base[i] = total;
+    total += size[i] * p.groups * nblocks;
+  }
+  T* const packed = scratch_array<T>(ScratchSlot::packed_filter, total);
+  struct Item {
+    std::size_t phase;
+    int64_t g, nb;
+  };
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < nph; ++i)
+    if (size[i] > 0)
+      for (int64_t g = 0; g < p.groups; ++g)
+        for (int64_t nb = 0; nb < nblocks; ++nb) items.push_back({i, g, nb});
+  const int threads = thread_count();
+  const int64_t nitems = static_cast<int64_t>(items.size());
+  int nonfinite = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic) \
+    reduction(|                                                 \
+              : nonfinite) if (threads > 1 && nitems > 1)
+  for (int64_t it = 0; it < nitems; ++it) {
+    const Item& x = items[it];
+    const Phase& ph = p.phases[x.phase];
+    const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
+    const int64_t j0 = x.nb * NR;
+    T* dst = packed + base[x.phase] + (x.g * nblocks + x.nb) * size[x.phase];
+    for (int64_t t = 0; t < ntaps[x.phase]; ++t) {
+      const int64_t a = ph.tap_rows[t / ntb], b = ph.tap_cols[t % ntb];
+      const T* wt = p.w + (a * p.KW + b) * p.Cf * p.O + x.g * p.Og;  // w[a, b, 0, g*Og]
+      PackPanel<T> pp;
+      // forward: B[k][j] = w[a, b, k, g*Og + j0 + j]; transposed: w[a, b, j0 + j, g*Og + k]
+      pp.src = p.transposed ? wt + j0 * p.O : wt + j0;
+      pp.ld = p.O;
+      pp.kc = p.kc;
+      pp.nj = std::min(NR, p.cols - j0);
+      pp.NR = NR;
+      pp.transposed = p.transposed;
+      pp.dst = dst + t * p.kc * NR;
+      nonfinite |= !kt.pack(pp);
+    }
+  }
+  if (nonfinite) return false;
+
+  Buffer<T> zeros(std::max<int64_t>(p.kc, 1));
+  zeros.zero();
+  // Reduction chunks: whole taps while a tap's panel slice (kc * NR) fits kPanelBytes, else
+  // slices of one tap's channels; either way the chunk's panel fits kPanelBytes.
+  const int64_t budget =
+      std::max<int64_t>(1, kPanelBytes / (NR * static_cast<int64_t>(sizeof(T))));  // k per chunk
+  const int64_t chunk_taps =
+      p.kc <= budget ? std::max<int64_t>(1, budget / std::max<int64_t>(p.kc, 1)) : 1;
+  const int64_t slices = p.kc <= budget ? 1 : (p.kc + budget - 1) / budget;
+  const int64_t slice_k = (p.kc + slices - 1) / slices;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+#ifdef _OPENMP
+    const int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+    const int tid = 0, nt = 1;
+#endif
+    int64_t max_taps = 0;
+    for (int64_t t : ntaps) max_taps = std::max(max_taps, t);
+    std::vector<const T*> a(static_cast<std::size_t>(MR * std::min(max_taps, chunk_taps) + MR));
+    std::vector<T*> c(static_cast<std::size_t>(MR));
+    std::vector<int64_t> pn(MR), pu(MR), pv(MR);
+    for (std::size_t i = 0; i < nph; ++i) {
+      const Phase& ph = p.phases[i];
+      const int64_t M = p.N * ph.rows * ph.cols;
+      if (M == 0) continue;
+      const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
+      const int64_t tiles = (M + MR - 1) / MR;
+      int64_t t0, t1;
+      split_range(tiles, nt, tid, &t0, &t1);
+      const int64_t tap_groups = std::max<int64_t>(1, (ntaps[i] + chunk_taps - 1) / chunk_taps);
+      for (int64_t g = 0; g < p.groups; ++g) {
+        const T* src_g = p.src + g * p.kc;
+        for (int64_t nb = 0; nb < nblocks; ++nb) {
+          const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
+          const int64_t col0 = g * p.cols + nb * NR;
+          IgemmTile<T> tile;
+          tile.nr = std::min(NR, p.cols - nb * NR);
+          for (int64_t tb = t0; tb < t1; tb += kTilesPerBlock) {
+            for (int64_t ch = 0; ch < tap_groups * slices; ++ch) {
+              const int64_t tap0 = ch / slices * chunk_taps;
+              const int64_t tap1 = std::min(ntaps[i], tap0 + chunk_taps);
+              const int64_t k0 = ch % slices * slice_k;
+              tile.taps = tap1 - tap0;
+              tile.kc = std::min(slice_k, p.kc - k0);
+              tile.b = panel + (tap0 * p.kc + k0) * NR;
+              tile.accumulate = ch > 0;
+              for (int64_t t = tb; t < std::min(t1, tb + kTilesPerBlock); ++t) {
+                const int64_t m0 = t * MR;
+                const int64_t mr = std::min(MR, M - m0);
+                for (int64_t m = 0; m < MR; ++m) {
+                  const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
+                  pn[m] = pix / (ph.rows * ph.cols);
+                  pu[m] = pix / ph.cols % ph.rows;
+                  pv[m] = pix % ph.cols;
+                  c[m] = p.result +
+                         ((pn[m] * p.res_h + ph.row0 + pu[m] * ph.row_step) * p.res_w + ph.col0 +
+                          pv[m] * ph.col_step) *
+                             p.res_c +
+                         col0;
+                }
+                for (int64_t tt = tap0; tt < tap1; ++tt) {
+                  const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
+                  for (int64_t m = 0; m < MR; ++m) {
+                    const int64_t sr = pu[m] * ph.src_row_step + ro;
+                    const int64_t sc = pv[m] * ph.src_col_step + co;
+                    a[(tt - tap0) * MR + m] =
+                        ((sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
+                             ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
+                             : zeros.data()) +
+                        k0;
+                  }
+                }
+                tile.a = a.data();
+                tile.c = c.data();
+                tile.mr = mr;
+                kernel(tile);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+template bool run_implicit_gemm<float>(const ImplicitGemm<float>&);
+template bool run_implicit_gemm<double>(const ImplicitGemm<double>&);
+template bool run_implicit_gemm<uint32_t>(const ImplicitGemm<uint32_t>&);
+
+}  // namespace convcheck::opt

@@ -1,0 +1,164 @@
+// The optimized backend's kernels: maths only (no validation, layouts, threads or allocation).
+//
+// GEMM letters are used here and in implicit_gemm.cpp only; everything else speaks TF's words.
+// The mapping, written once:
+//
+//   C[m, n] (+)= sum_k A[m, k] * B[k, n]   (m: broadcast side, n: vector side, k: reduction)
+//
+//   op                    m                          n                        k
+//   conv2d                output pixel (n,i,j)       output channel o of g    tap (a,b) x q < Cf
+//   backprop_input        input pixel (n,r,c) of     input channel q of g     tap (a,b) x o < O/G
+//     (= transpose)       one stride phase
+//   backprop_filter       filter row q (tap fixed)   output channel o of g    output pixel (n,i,j)
+//
+//   A is read in place through row pointers (conv2d: input rows, backprop_input: out_backprop
+//   rows; a pointer to zeros stands for a padding tap), B is the filter packed into panels of NR
+//   columns ([tap][k][NR], zero beyond the last column), C rows are written in place. Backprop
+//   filter reads both sides in place: A from input rows (MR consecutive channels broadcast), B from
+//   out_backprop rows, over runs of output pixels ("segments") that lie in one output row and
+//   whose tap is inside the input (padding taps are never visited).
+//
+// Depthwise kernels are direct loops vectorised over channels (multiplier 1): a gather of taps per
+// result row (forward and backprop input) and a tap-wise reduction over output pixels (backprop
+// filter).
+//
+// Every kernel sums each result element in a fixed order that depends only on its arguments, so
+// results do not depend on how the callers split work across threads.
+#pragma once
+
+#include <cstdint>
+
+namespace convcheck::opt {
+
+/// Instruction sets with their own kernels. Selected at run time (dispatch.cpp).
+enum class Isa { generic, avx2, avx512 };
+const char* isa_name(Isa isa);
+
+/// One MR x NR tile of an implicit GEMM: C[m][n] (+)= sum_t sum_k a[t*MR + m][k] * b[(t*kc + k)*NR
+/// + n] for m < mr, n < nr.
+template <class T>
+struct IgemmTile {
+  int64_t taps = 0, kc = 0;
+  const T* const* a = nullptr;  // [taps][MR] row pointers
+  const T* b = nullptr;         // packed panel [taps][kc][NR]
+  T* const* c = nullptr;        // [MR] result row pointers (rows >= mr unused)
+  int64_t mr = 0, nr = 0;
+  bool accumulate = false;  // C += sum (else C = sum)
+};
+
+/// A run of `count` output pixels in one output row whose tap lies inside the input: the first
+/// pixel's element offsets into input and out_backprop.
+struct Segment {
+  int64_t x, dy, count;
+};
+
+/// One tile of backprop filter: C[m][n] (+)= sum_s sum_{t<count_s} x[s.x + t*x_step + m] *
+/// dy[s.dy + t*dy_step + n] for m < mr, n < nr (mr <= MR, nr <= NR).
+template <class T>
+struct FilterTile {
+  const T* x = nullptr;  // input, already offset to the tile's first channel
+  int64_t x_step = 0;
+  const T* dy = nullptr;  // out_backprop, already offset to the tile's first output channel
+  int64_t dy_step = 0;
+  const Segment* seg = nullptr;
+  int64_t nseg = 0;
+  T* c = nullptr;  // C[m][n] at c[m * ldc + n]
+  int64_t ldc = 0;
+  int64_t mr = 0, nr = 0;
+  bool accumulate = true;  // C += sum (else C = sum)
+};
+
+/// A run of result columns v = v0 + t*v_step (t < count) of one row that share their column
+/// taps: taps [tap_begin, tap_end) of DepthwiseRow::col_taps, tap k reading source column
+/// col0_k + t*src_step.
+struct ColumnRun {
+  int64_t v0 = 0, count = 0, tap_begin = 0, tap_end = 0;
+};
+
+/// Depthwise gather of one result row (multiplier 1): for every run and t < count,
+///   out[(v0 + t*v_step)*C + ch] = sum_{row taps (a, sr)} sum_{run's col taps (b, col0)}
+///       src[(sr*src_w + col0 + t*src_step)*C + ch] * w[(a*KW + b)*C + ch]
+/// summed in that order (row taps outer).
+template <class T>
+struct DepthwiseRow {
+  const T* src = nullptr;
+  int64_t src_w = 0, C = 0, KW = 0;
+  const T* w = nullptr;
+  const int64_t* row_taps = nullptr;  // pairs (a, source row index into src)
+  int64_t nrow_taps = 0;
+  const ColumnRun* runs = nullptr;
+  int64_t nruns = 0;
+  const int64_t* col_taps = nullptr;  // pairs (b, source column at t = 0)
+  int64_t v_step = 1, src_step = 1;
+  T* out = nullptr;  // the result row, [columns][C]
+};
+
+/// Depthwise backprop filter over some output rows (multiplier 1):
+///   acc[(a*KW + b)*C + ch] += sum_{rows (dy_row, a, x_row)} sum_{j in [j_lo[b], j_hi[b])}
+///       dy[(dy_row*OW + j)*C + ch] * x[(x_row*W + j*sw + col_off[b])*C + ch]
+template <class T>
+struct DepthwiseFilterRows {
+  const T* dy = nullptr;
+  const T* x = nullptr;
+  int64_t C = 0, OW = 0, W = 0, KW = 0, sw = 1;
+  const int64_t* rows = nullptr;  // triples (dy_row, a, x_row)
+  int64_t nrows = 0;
+  const int64_t* j_lo = nullptr;     // [KW]
+  const int64_t* j_hi = nullptr;     // [KW]
+  const int64_t* col_off = nullptr;  // [KW]
+  T* acc = nullptr;                  // [KH*KW*C], accumulated
+};
+
+/// Packs one filter panel for the implicit GEMM: dst[k*NR + j] = src[k*ld + j] (forward) or
+/// src[j*ld + k] (transposed) for k < kc, j < nj, and 0 for nj <= j < NR. Returns whether every
+/// element it read is finite.
+template <class T>
+struct PackPanel {
+  const T* src = nullptr;
+  int64_t ld = 0, kc = 0, nj = 0, NR = 0;
+  bool transposed = false;
+  T* dst = nullptr;
+};
+
+/// The kernels of one ISA for one element type.
+template <class T>
+struct KernelTable {
+  Isa isa = Isa::generic;
+  bool fused = false;  // multiply-adds round once (FMA)
+  int mr = 1;          // MR of both GEMM kernels
+  int width = 1;       // elements per vector
+  static constexpr int kMaxVariants = 3;
+  int variants = 0;
+  int nv[kMaxVariants] = {};  // vectors per tile row of each variant (NR = nv * width), ascending
+  void (*igemm[kMaxVariants])(const IgemmTile<T>&) = {};
+  void (*filter[kMaxVariants])(const FilterTile<T>&) = {};
+  bool (*pack)(const PackPanel<T>&) = nullptr;
+  void (*depthwise_row)(const DepthwiseRow<T>&) = nullptr;
+  // 16-bit storage <-> f32 (KernelTable<float> only): widening is exact, narrowing rounds to
+  // nearest even (overflow to Inf, subnormals kept, NaN quieted with its sign), as core/half.h.
+  void (*widen_f16)(const uint16_t* src, float* dst, int64_t n) = nullptr;
+  void (*widen_bf16)(const uint16_t* src, float* dst, int64_t n) = nullptr;
+  void (*narrow_f16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
+  void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
+  void (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
+
+  /// The variant for n result columns: the narrowest that covers n, else the widest.
+  int variant_for(int64_t n) const {
+    for (int v = 0; v < variants; ++v)
+      if (static_cast<int64_t>(nv[v]) * width >= n) return v;
+    return variants - 1;
+  }
+  int64_t nr(int v) const { return static_cast<int64_t>(nv[v]) * width; }
+};
+
+/// The kernel tables of the ISA in use (dispatch.cpp). uint32_t (int32's wrapping arithmetic) is
+/// always generic.
+template <class T>
+const KernelTable<T>& kernels();
+
+// Per-ISA tables (kernels_<isa>.cpp); the vector ones exist only when compiled in.
+void generic_tables(KernelTable<float>*, KernelTable<double>*, KernelTable<uint32_t>*);
+void avx2_tables(KernelTable<float>*, KernelTable<double>*);
+void avx512_tables(KernelTable<float>*, KernelTable<double>*);
+
+}  // namespace convcheck::opt

@@ -1,0 +1,478 @@
+// The micro-kernels, written once against the vector traits of simd.h (see kernels.h for what
+// each computes and the GEMM-letter mapping). Included by each kernels_<isa>.cpp inside its own
+// namespace, after simd.h; no include guard for that reason.
+//
+// Register tiles: an implicit-GEMM or filter tile keeps MR x NV vectors of accumulators (AVX-512
+// f32: 6 x 4 zmm = 6 x 64 floats) and per reduction step loads NV vectors of the vector side and
+// broadcasts MR scalars of the other side. The loops over m and v have constant bounds and are
+// fully unrolled, so the accumulators live in registers.
+
+// ---- implicit GEMM (conv2d, backprop input) ---------------------------------------------------
+
+template <class S, int MR, int NV>
+void igemm_kernel(const IgemmTile<typename S::T>& p) {
+  using T = typename S::T;
+  using V = typename S::V;
+  constexpr int W = S::W;
+  constexpr int NR = NV * W;
+  V acc[MR][NV];
+#pragma GCC unroll 64
+  for (int m = 0; m < MR; ++m) {
+#pragma GCC unroll 64
+    for (int v = 0; v < NV; ++v) acc[m][v] = S::zero();
+  }
+  const T* b = p.b;
+  for (int64_t t = 0; t < p.taps; ++t) {
+    const T* a[MR];
+#pragma GCC unroll 64
+    for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m];
+    for (int64_t k = 0; k < p.kc; ++k) {
+      V bv[NV];
+#pragma GCC unroll 64
+      for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * W);
+#pragma GCC unroll 64
+      for (int m = 0; m < MR; ++m) {
+        const V am = S::bcast(a[m] + k);
+#pragma GCC unroll 64
+        for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(am, bv[v], acc[m][v]);
+      }
+      b += NR;
+    }
+  }
+#pragma GCC unroll 64
+  for (int m = 0; m < MR; ++m) {
+    if (m < p.mr) {
+      T* c = p.c[m];
+#pragma GCC unroll 64
+      for (int v = 0; v < NV; ++v) {
+        const int64_t n = p.nr - v * W;
+        if (n >= W) {
+          V r = acc[m][v];
+          if (p.accumulate) r = S::add(S::load(c + v * W), r);
+          S::store(c + v * W, r);
+        } else if (n > 0) {
+          V r = acc[m][v];
+          if (p.accumulate) r = S::add(S::load_n(c + v * W, n), r);
+          S::store_n(c + v * W, r, n);
+        }
+      }
+    }
+  }
+}
+
+// ---- backprop filter --------------------------------------------------------------------------
+
+template <class S, int MR, int NV, bool FULL>
+void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
+  using T = typename S::T;
+  using V = typename S::V;
+  constexpr int W = S::W;
+  V acc[MR][NV];
+#pragma GCC unroll 64
+  for (int m = 0; m < MR; ++m) {
+#pragma GCC unroll 64
+    for (int v = 0; v < NV; ++v) {
+      const T* c = p.c + m * p.ldc + v * W;
+      acc[m][v] = !p.accumulate ? S::zero() : FULL ? S::load(c) : S::load_n(c, p.nr - v * W);
+    }
+  }
+  for (int64_t s = 0; s < p.nseg; ++s) {
+    const T* x = p.x + p.seg[s].x;
+    const T* dy = p.dy + p.seg[s].dy;
+    for (int64_t t = p.seg[s].count; t > 0; --t) {
+      V d[NV];
+#pragma GCC unroll 64
+      for (int v = 0; v < NV; ++v)
+        d[v] = FULL ? S::load(dy + v * W) : S::load_n(dy + v * W, p.nr - v * W);
+#pragma GCC unroll 64
+      for (int m = 0; m < MR; ++m) {
+        const V xm = S::bcast(x + m);
+#pragma GCC unroll 64
+        for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(xm, d[v], acc[m][v]);
+      }
+      x += p.x_step;
+      dy += p.dy_step;
+    }
+  }
+#pragma GCC unroll 64
+  for (int m = 0; m < MR; ++m) {
+#pragma GCC unroll 64
+    for (int v = 0; v < NV; ++v) {
+      T* c = p.c + m * p.ldc + v * W;
+      if (FULL) {
+        S::store(c, acc[m][v]);
+      } else {
+        S::store_n(c, acc[m][v], p.nr - v * W);
+      }
+    }
+  }
+}
+
+// Dispatches on the tile's row count (a compile-time MR' <= MR, so that no broadcast reads past
+// the tile's channels) and on whether the tile has all NR columns.
+template <class S, int MR, int NV>
+void filter_kernel(const FilterTile<typename S::T>& p) {
+  using Fn = void (*)(const FilterTile<typename S::T>&);
+  static constexpr Fn full[8] = {
+      nullptr,
+      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, true>,
+      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, true>,
+      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, true>,
+      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, true>,
+      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, true>,
+      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, true>,
+      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, true>,
+  };
+  static constexpr Fn part[8] = {
+      nullptr,
+      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, false>,
+      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, false>,
+      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, false>,
+      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, false>,
+      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, false>,
+      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, false>,
+      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, false>,
+  };
+  static_assert(MR >= 1 && MR <= 7, "filter tiles have 1 to 7 rows");
+  if (p.mr <= 0 || p.mr > MR || p.nr <= 0) return;
+  (p.nr == NV * S::W ? full : part)[p.mr](p);
+}
+
+// ---- depthwise --------------------------------------------------------------------------------
+
+// Taps of one run, as source and filter pointers at channel 0 and t = 0.
+template <class T>
+struct RunTaps {
+  static constexpr int kMax = 32;  // a run with more taps is summed in groups of kMax
+  const T* src[kMax];
+  const T* w[kMax];
+  int n = 0;
+};
+
+// TB result columns at a time (independent accumulator chains), NB vectors of channels each.
+template <class S, int TB, int NB, bool FULL>
+inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                               const RunTaps<typename S::T>& taps, bool first, int64_t t0,
+                               int64_t ch0, int64_t nch) {
+  using T = typename S::T;
+  using V = typename S::V;
+  constexpr int W = S::W;
+  const int64_t step = p.src_step * p.C;
+  V acc[TB][NB];
+#pragma GCC unroll 16
+  for (int c = 0; c < TB; ++c) {
+    const T* out = p.out + (run.v0 + (t0 + c) * p.v_step) * p.C + ch0;
+#pragma GCC unroll 16
+    for (int u = 0; u < NB; ++u) {
+      acc[c][u] = first  ? S::zero()
+                  : FULL ? S::load(out + u * W)
+                         : S::load_n(out + u * W, nch - u * W);
+    }
+  }
+  for (int i = 0; i < taps.n; ++i) {
+    const T* s = taps.src[i] + t0 * step + ch0;
+    const T* w = taps.w[i] + ch0;
+    V wv[NB];
+#pragma GCC unroll 16
+    for (int u = 0; u < NB; ++u)
+      wv[u] = FULL ? S::load(w + u * W) : S::load_n(w + u * W, nch - u * W);
+#pragma GCC unroll 16
+    for (int c = 0; c < TB; ++c) {
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u) {
+        const T* sc = s + c * step + u * W;
+        acc[c][u] = S::fma(FULL ? S::load(sc) : S::load_n(sc, nch - u * W), wv[u], acc[c][u]);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < TB; ++c) {
+    T* out = p.out + (run.v0 + (t0 + c) * p.v_step) * p.C + ch0;
+#pragma GCC unroll 16
+    for (int u = 0; u < NB; ++u) {
+      if (FULL) {
+        S::store(out + u * W, acc[c][u]);
+      } else {
+        S::store_n(out + u * W, acc[c][u], nch - u * W);
+      }
+    }
+  }
+}
+
+template <class S, int NB, bool FULL>
+inline void depthwise_run_block(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                                const RunTaps<typename S::T>& taps, bool first, int64_t ch0,
+                                int64_t nch) {
+  // Columns per tile: as many accumulator chains as the registers hold beside NB filter vectors.
+  constexpr int TB = (S::kRegs - 2 * NB) / NB > 8 ? 8 : (S::kRegs - 2 * NB) / NB;
+  int64_t t = 0;
+  for (; t + TB <= run.count; t += TB)
+    depthwise_run_tile<S, TB, NB, FULL>(p, run, taps, first, t, ch0, nch);
+  for (; t < run.count; ++t) depthwise_run_tile<S, 1, NB, FULL>(p, run, taps, first, t, ch0, nch);
+}
+
+template <class S>
+inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                          const RunTaps<typename S::T>& taps, bool first) {
+  constexpr int64_t W = S::W;
+  int64_t ch = 0;
+  for (; ch + 4 * W <= p.C; ch += 4 * W)
+    depthwise_run_block<S, 4, true>(p, run, taps, first, ch, 4 * W);
+  if (ch + 2 * W <= p.C) {
+    depthwise_run_block<S, 2, true>(p, run, taps, first, ch, 2 * W);
+    ch += 2 * W;
+  }
+  if (ch + W <= p.C) {
+    depthwise_run_block<S, 1, true>(p, run, taps, first, ch, W);
+    ch += W;
+  }
+  if (ch < p.C) depthwise_run_block<S, 1, false>(p, run, taps, first, ch, p.C - ch);
+}
+
+template <class S>
+void depthwise_row(const DepthwiseRow<typename S::T>& p) {
+  using T = typename S::T;
+  for (int64_t r = 0; r < p.nruns; ++r) {
+    const ColumnRun& run = p.runs[r];
+    RunTaps<T> taps;
+    bool first = true;
+    for (int64_t rt = 0; rt < p.nrow_taps; ++rt) {
+      const int64_t a = p.row_taps[2 * rt], sr = p.row_taps[2 * rt + 1];
+      for (int64_t k = run.tap_begin; k < run.tap_end; ++k) {
+        if (taps.n == RunTaps<T>::kMax) {
+          depthwise_run<S>(p, run, taps, first);
+          first = false;
+          taps.n = 0;
+        }
+        const int64_t b = p.col_taps[2 * k], col0 = p.col_taps[2 * k + 1];
+        taps.src[taps.n] = p.src + (sr * p.src_w + col0) * p.C;
+        taps.w[taps.n] = p.w + (a * p.KW + b) * p.C;
+        ++taps.n;
+      }
+    }
+    if (first || taps.n > 0) depthwise_run<S>(p, run, taps, first);
+  }
+}
+
+// G consecutive row entries that share their out_backprop row (filter rows a_0..a_{G-1}): each
+// out_backprop vector is loaded once for all G.
+template <class S, int G, int NB, bool FULL>
+inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, int64_t e0,
+                                   int64_t ch0, int64_t nch) {
+  using T = typename S::T;
+  using V = typename S::V;
+  constexpr int W = S::W;
+  const T* dyr = p.dy + p.rows[3 * e0] * p.OW * p.C + ch0;
+  const T* xr[G];
+  int64_t a[G];
+#pragma GCC unroll 8
+  for (int k = 0; k < G; ++k) {
+    a[k] = p.rows[3 * (e0 + k) + 1];
+    xr[k] = p.x + p.rows[3 * (e0 + k) + 2] * p.W * p.C + ch0;
+  }
+  const int64_t s_step = p.sw * p.C;
+  for (int64_t b = 0; b < p.KW; ++b) {
+    const int64_t lo = p.j_lo[b], hi = p.j_hi[b];
+    if (lo >= hi) continue;
+    V acc[G][NB];
+    T* accp[G];
+#pragma GCC unroll 8
+    for (int k = 0; k < G; ++k) {
+      accp[k] = p.acc + (a[k] * p.KW + b) * p.C + ch0;
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u)
+        acc[k][u] = FULL ? S::load(accp[k] + u * W) : S::load_n(accp[k] + u * W, nch - u * W);
+    }
+    const T* d = dyr + lo * p.C;
+    const int64_t s_off = (lo * p.sw + p.col_off[b]) * p.C;
+    for (int64_t j = lo; j < hi; ++j, d += p.C) {
+      V dv[NB];
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u)
+        dv[u] = FULL ? S::load(d + u * W) : S::load_n(d + u * W, nch - u * W);
+      const int64_t off = s_off + (j - lo) * s_step;
+#pragma GCC unroll 8
+      for (int k = 0; k < G; ++k) {
+#pragma GCC unroll 16
+        for (int u = 0; u < NB; ++u) {
+          const T* s = xr[k] + off + u * W;
+          acc[k][u] = S::fma(dv[u], FULL ? S::load(s) : S::load_n(s, nch - u * W), acc[k][u]);
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < G; ++k) {
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u) {
+        if (FULL) {
+          S::store(accp[k] + u * W, acc[k][u]);
+        } else {
+          S::store_n(accp[k] + u * W, acc[k][u], nch - u * W);
+        }
+      }
+    }
+  }
+}
+
+template <class S, int NB, bool FULL>
+inline void depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& p, int64_t ch0,
+                                   int64_t nch) {
+  constexpr int kMaxGroup = NB >= 4 ? 3 : 4;
+  for (int64_t e = 0; e < p.nrows;) {
+    int64_t g = 1;
+    while (g < kMaxGroup && e + g < p.nrows && p.rows[3 * (e + g)] == p.rows[3 * e]) ++g;
+    switch (g) {
+      case 1:
+        depthwise_filter_group<S, 1, NB, FULL>(p, e, ch0, nch);
+        break;
+      case 2:
+        depthwise_filter_group<S, 2, NB, FULL>(p, e, ch0, nch);
+        break;
+      case 3:
+        depthwise_filter_group<S, 3, NB, FULL>(p, e, ch0, nch);
+        break;
+      default:
+        depthwise_filter_group<S, (kMaxGroup >= 4 ? 4 : 3), NB, FULL>(p, e, ch0, nch);
+        break;
+    }
+    e += g;
+  }
+}
+
+template <class S>
+void depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
+  constexpr int64_t W = S::W;
+  int64_t ch = 0;
+  for (; ch + 4 * W <= p.C; ch += 4 * W) depthwise_filter_block<S, 4, true>(p, ch, 4 * W);
+  if (ch + 2 * W <= p.C) {
+    depthwise_filter_block<S, 2, true>(p, ch, 2 * W);
+    ch += 2 * W;
+  }
+  if (ch + W <= p.C) {
+    depthwise_filter_block<S, 1, true>(p, ch, W);
+    ch += W;
+  }
+  if (ch < p.C) depthwise_filter_block<S, 1, false>(p, ch, p.C - ch);
+}
+
+// ---- filter packing ----------------------------------------------------------------------------
+
+template <class S>
+bool pack_panel(const PackPanel<typename S::T>& p) {
+  using T = typename S::T;
+  uint32_t nonfinite = 0;  // v - v is 0 for every finite v, NaN for Inf and NaN
+  if (!p.transposed) {
+    for (int64_t k = 0; k < p.kc; ++k) {
+      const T* s = p.src + k * p.ld;
+      T* d = p.dst + k * p.NR;
+      for (int64_t j = 0; j < p.nj; ++j) {
+        d[j] = s[j];
+        nonfinite |= !(s[j] - s[j] == T(0));
+      }
+      for (int64_t j = p.nj; j < p.NR; ++j) d[j] = T(0);
+    }
+    return nonfinite == 0;
+  }
+  constexpr int64_t B = S::kTranspose ? 16 : 8;
+  for (int64_t k0 = 0; k0 < p.kc; k0 += B) {
+    const int64_t k1 = p.kc < k0 + B ? p.kc : k0 + B;
+    for (int64_t j0 = 0; j0 < p.NR; j0 += B) {
+      const int64_t j1 = p.NR < j0 + B ? p.NR : j0 + B;
+      if constexpr (S::kTranspose) {
+        if (k1 - k0 == B && j0 + B <= p.nj) {
+          S::transpose_block(p.src + j0 * p.ld + k0, p.ld, p.dst + k0 * p.NR + j0, p.NR,
+                             &nonfinite);
+          continue;
+        }
+      }
+      for (int64_t j = j0; j < j1; ++j) {
+        if (j < p.nj) {
+          const T* s = p.src + j * p.ld;
+          for (int64_t k = k0; k < k1; ++k) {
+            p.dst[k * p.NR + j] = s[k];
+            nonfinite |= !(s[k] - s[k] == T(0));
+          }
+        } else {
+          for (int64_t k = k0; k < k1; ++k) p.dst[k * p.NR + j] = T(0);
+        }
+      }
+    }
+  }
+  return nonfinite == 0;
+}
+
+// ---- 16-bit storage conversions
+// ------------------------------------------------------------------
+
+// Exact; a signalling NaN comes out quiet (as every arithmetic use would make it).
+inline void widen_bf16(const uint16_t* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = static_cast<uint32_t>(src[i]) << 16;
+    const uint32_t q = (u & 0x7FFFFFFFu) > 0x7F800000u ? u | 0x00400000u : u;
+    std::memcpy(dst + i, &q, sizeof q);
+  }
+}
+
+// Round to nearest even on the upper 16 bits; a NaN keeps its sign and top payload bits and gets
+// the quiet bit.
+inline void narrow_bf16(const float* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, src + i, sizeof u);
+    const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t nan = (u >> 16) | 0x40u;
+    dst[i] = static_cast<uint16_t>((u & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+  }
+}
+
+#if defined(__F16C__) || defined(__AVX512F__)
+inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
+}
+
+inline void narrow_f16(const float* src, uint16_t* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  for (; i < n; ++i) dst[i] = _cvtss_sh(src[i], _MM_FROUND_TO_NEAREST_INT);
+}
+#else
+inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_float(src[i]);
+}
+
+inline void narrow_f16(const float* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = f16_from_float(src[i]);
+}
+#endif
+
+// ---- the table ---------------------------------------------------------------------------------
+
+template <class S, int MR, int... NV>
+void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
+  static_assert(sizeof...(NV) <= KernelTable<typename S::T>::kMaxVariants, "too many variants");
+  t->isa = isa;
+  t->fused = fused;
+  t->mr = MR;
+  t->width = S::W;
+  t->variants = 0;
+  ((t->nv[t->variants] = NV, t->igemm[t->variants] = &igemm_kernel<S, MR, NV>,
+    t->filter[t->variants] = &filter_kernel<S, MR, NV>, ++t->variants),
+   ...);
+  t->pack = &pack_panel<S>;
+  t->depthwise_row = &depthwise_row<S>;
+  t->depthwise_filter = &depthwise_filter<S>;
+  if constexpr (std::is_same_v<typename S::T, float>) {
+    t->widen_f16 = &widen_f16;
+    t->widen_bf16 = &widen_bf16;
+    t->narrow_f16 = &narrow_f16;
+    t->narrow_bf16 = &narrow_bf16;
+  }
+}
