@@ -20,17 +20,26 @@
 namespace convcheck {
 
 /// A non-owning view of a tensor in caller memory.
+///
+/// `guard_bytes`: the caller owns `guard_bytes` bytes of guard band on each side of the data (the
+/// oracle's guarded runs, design §6.2). Host backends ignore it. A device backend mirrors the whole
+/// span [data - guard_bytes, data + bytes + guard_bytes) onto the device, copies a result's whole
+/// span back (so the caller's host-side guard and poison checks see what the kernel did), and
+/// compares each operand's device span with the host one after the run, throwing GuardViolation
+/// when a kernel wrote into it.
 struct TensorView {
   void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
   Layout layout = Layout::Plain;
+  std::size_t guard_bytes = 0;
 };
 struct ConstTensorView {
   const void* data = nullptr;
   DType dtype = DType::f32;
   Shape shape;
   Layout layout = Layout::Plain;
+  std::size_t guard_bytes = 0;
 };
 inline TensorView view(Tensor& t) {
   return {t.data(), t.dtype(), t.shape(), t.layout()};
@@ -76,6 +85,20 @@ class Backend {
   /// op reads and the result have the storage shapes of storage_shape(). Writes every result
   /// element.
   virtual void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) = 0;
+
+  /// Device backends: the time of the last run()'s kernels measured on the device (events around
+  /// them; transfers and allocation excluded), in milliseconds. Negative for host backends, which
+  /// `bench` times by the wall clock around run().
+  virtual double last_device_ms() const { return -1; }
+  /// Device backends: the device's f32 FMA rate and memory bandwidth, measured in this process
+  /// (once), which `bench` reports a device backend's % of peak against. `device` empty: a host
+  /// backend (bench uses the CPU's peaks).
+  struct DevicePeaks {
+    std::string device;  // e.g. "NVIDIA H100 80GB HBM3 (sm_90, driver 13.0)"
+    double fma_gflops = 0;
+    double bandwidth_gbs = 0;
+  };
+  virtual DevicePeaks device_peaks() { return {}; }
 };
 
 /// Name -> factory. A name ending in ':' is a prefix family ("mutant:", "plugin:"): its factory

@@ -18,6 +18,19 @@ class InvalidArgument : public std::runtime_error {
   explicit InvalidArgument(const std::string& what) : std::runtime_error(what) {}
 };
 
+/// A backend found that its kernel wrote where it must not (a device copy of an operand or of a
+/// guard band changed). The oracle turns it into the verdict check named by `check()`:
+/// "out_of_bounds" (a guard byte changed) or "operand_modified" (an operand's data changed).
+class GuardViolation : public std::runtime_error {
+ public:
+  GuardViolation(std::string check, const std::string& what)
+      : std::runtime_error(what), check_(std::move(check)) {}
+  const std::string& check() const { return check_; }
+
+ private:
+  std::string check_;
+};
+
 /// The outcome of a query that may decline: ok, or a one-line reason.
 class Status {
  public:

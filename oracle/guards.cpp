@@ -85,15 +85,21 @@ Run run_guarded(Backend& b, const Problem& p, const Geometry& g, const Roles& op
   if (a.bytes()) std::memcpy(ga.data(), a.data(), a.bytes());
   if (c.bytes()) std::memcpy(gc.data(), c.data(), c.bytes());
   poison(gr.data(), p.dtype, run.result.size());
-  const ConstTensorView va{ga.data(), a.dtype(), a.shape(), a.layout()};
-  const ConstTensorView vc{gc.data(), c.dtype(), c.shape(), c.layout()};
+  const ConstTensorView va{ga.data(), a.dtype(), a.shape(), a.layout(), kGuard};
+  const ConstTensorView vc{gc.data(), c.dtype(), c.shape(), c.layout(), kGuard};
   Operands ops;
   ops.set(io.a, &va);
   ops.set(io.b, &vc);
-  const TensorView vr{gr.data(), p.dtype, run.result.shape(), run.result.layout()};
+  const TensorView vr{gr.data(), p.dtype, run.result.shape(), run.result.layout(), kGuard};
   const auto t0 = std::chrono::steady_clock::now();
   try {
     b.run(p, g, ops, vr);
+  } catch (const GuardViolation& e) {
+    // A device backend saw its kernel write into a guard band or an operand (checked on its
+    // copies).
+    run.check = e.check();
+    run.error = e.what();
+    return run;
   } catch (const std::exception& e) {
     run.check = "crashed";
     run.error = std::string("the backend threw: ") + e.what();

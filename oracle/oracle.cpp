@@ -198,7 +198,8 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
     Run run = run_guarded(b, p, g, operands, &ref.result);
     rec.ms = run.ms;
     if (!run.ran) {
-      finish(Verdict::crashed, run.check, run.error);
+      // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
+      finish(run.check == "crashed" ? Verdict::crashed : Verdict::fail, run.check, run.error);
       continue;
     }
     if (!run.check.empty()) {

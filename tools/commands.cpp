@@ -23,6 +23,7 @@
 #include "core/npy.h"
 #include "core/problem.h"
 #include "core/suite.h"
+#include "gpu/gpu.h"
 #include "mutants/mutants.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
@@ -94,6 +95,8 @@ void register_builtin_backends() {
   register_reference_backend(Registry::instance());
   register_optimized_backend(Registry::instance());
   register_onednn_backend(Registry::instance());
+  register_gpu_backend(Registry::instance());
+  register_cudnn_backend(Registry::instance());
   register_mutant_backends(Registry::instance());
 }
 
