@@ -1,0 +1,1 @@
+// Placeholder (issue 5, gpu backend).
