@@ -8,6 +8,8 @@
 #include <exception>
 #include <sstream>
 
+#include "gpu/gpu.h"
+
 namespace convcheck {
 
 namespace {
@@ -104,6 +106,8 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     r.useful = useful_flops(g);
     r.bytes = compulsory_bytes(p, g);
     r.threads = peaks.threads;
+    r.peak_gflops = peaks.fma_gflops;
+    r.bandwidth_gbs = peaks.bandwidth_gbs;
     Status s = backends[i]->available();
     if (s.ok()) s = backends[i]->can_implement(p);
     if (!s.ok()) {
@@ -113,11 +117,24 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     results[i] =
         Tensor(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
     r.ran = true;
+    // A device backend's % of peak is against its device (measured once per process).
+    const Backend::DevicePeaks dp = backends[i]->device_peaks();
+    if (!dp.device.empty()) {
+      r.device = dp.device;
+      r.peak_gflops = dp.fma_gflops;
+      r.bandwidth_gbs = dp.bandwidth_gbs;
+    }
   }
+  // A run's time: the backend's device time when it reports one, else the wall clock.
   auto run_once = [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
     backends[i]->run(p, g, ops, view(results[i]));
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double device = backends[i]->last_device_ms();
+    if (device < 0) return wall;
+    records[i].timing = "device";
+    return device;
   };
   // Warm up each backend, then interleave the timed runs so drift hits all backends alike.
   for (int round = -options.warmup; round < options.reps; ++round) {
@@ -144,10 +161,10 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     const double s = r.median_ms / 1e3;
     r.gflops = static_cast<double>(r.flops) / s / 1e9;
     r.useful_gflops = static_cast<double>(r.useful) / s / 1e9;
-    r.pct_peak = peaks.fma_gflops > 0 ? 100 * r.gflops / peaks.fma_gflops : 0;
-    r.pct_bandwidth = peaks.bandwidth_gbs > 0
-                          ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / peaks.bandwidth_gbs
-                          : 0;
+    r.pct_peak = r.peak_gflops > 0 ? 100 * r.gflops / r.peak_gflops : 0;
+    r.pct_bandwidth =
+        r.bandwidth_gbs > 0 ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / r.bandwidth_gbs : 0;
+    r.note = cudnn_algorithm_note(*backends[i]);
   }
   if (backends.size() >= 2 && records[1].ran) {
     for (BenchRecord& r : records)
@@ -166,8 +183,30 @@ std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
     << ",\"pct_peak\":" << num(r.pct_peak) << ",\"pct_bandwidth\":" << num(r.pct_bandwidth)
     << ",\"ratio\":" << (r.ratio > 0 ? num(r.ratio) : "null") << ",\"flops\":" << r.flops
     << ",\"useful_flops\":" << r.useful << ",\"bytes\":" << r.bytes << ",\"reps\":" << r.reps
-    << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(peaks.fma_gflops)
-    << ",\"bandwidth_gbs\":" << num(peaks.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa) << "}";
+    << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(r.peak_gflops)
+    << ",\"bandwidth_gbs\":" << num(r.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa)
+    << ",\"peaks\":" << str(r.device.empty() ? "cpu" : "device") << ",\"device\":" << str(r.device)
+    << ",\"timing\":" << str(r.timing) << ",\"note\":" << str(r.note) << "}";
+  return o.str();
+}
+
+std::string bench_text_note(const BenchRecord& r) {
+  if (!r.ran || (r.timing != "device" && r.device.empty() && r.note.empty())) return "";
+  std::ostringstream o;
+  o.precision(4);
+  o << "               ";
+  std::string sep;
+  if (r.timing == "device") {
+    o << "device time";
+    sep = "; ";
+  }
+  if (!r.device.empty()) {
+    o << sep << "% of " << r.device << ": " << r.peak_gflops << " GFLOP/s FMA, " << r.bandwidth_gbs
+      << " GB/s";
+    sep = "; ";
+  }
+  if (!r.note.empty()) o << sep << r.note;
+  o << "\n";
   return o.str();
 }
 

@@ -2,6 +2,12 @@
 // interleaved in one process (A B A B ...) after warm-up, reported as medians with GFLOP/s, % of
 // the FMA peak and of the memory bandwidth measured in the same process, and the ratio to the first
 // comparator (the second backend named; the first is the one under study).
+//
+// Device backends (issue 5): a run's time is the backend's own device time (last_device_ms():
+// events around its kernels, transfers excluded) whenever it reports one, else the wall clock
+// around run(); and its % of peak and of bandwidth are against the device's peaks measured in this
+// process (device_peaks()), not the CPU's. Each record says which: `timing` ("wall" or "device"),
+// `device` (the device whose peaks were used; empty: the CPU's) and the peaks themselves.
 #pragma once
 
 #include <cstdint>
@@ -36,12 +42,22 @@ struct BenchRecord {
   double ratio = 0;  // throughput / the first comparator's (0: none)
   int64_t flops = 0, useful = 0, bytes = 0;
   int reps = 0, threads = 0;
+  std::string timing = "wall";  // "device": per-run times are the backend's last_device_ms()
+  std::string device;           // the device whose peaks pct_* are against; empty: the CPU's
+  double peak_gflops = 0, bandwidth_gbs = 0;  // the peaks pct_peak and pct_bandwidth use
+  std::string note;  // what the backend says about its run (cuDNN: the algorithm), or empty
 };
 
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                                        const std::vector<Backend*>& backends,
                                        const BenchOptions& options, const Peaks& peaks);
 
+/// One JSON object. `peak_gflops` and `bandwidth_gbs` are the peaks the record's percentages use
+/// (the CPU's, or the device's when `peaks` is "device"); `isa` is the CPU's.
 std::string bench_json(const BenchRecord& r, const Peaks& peaks);
+
+/// For the text table: an indented line under a record that was timed on a device, used a
+/// device's peaks or has a note ("" otherwise, so host backends' rows are unchanged).
+std::string bench_text_note(const BenchRecord& r);
 
 }  // namespace convcheck

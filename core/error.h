@@ -18,6 +18,13 @@ class InvalidArgument : public std::runtime_error {
   explicit InvalidArgument(const std::string& what) : std::runtime_error(what) {}
 };
 
+/// A problem or file too large for the memory limit (core/limits.h): bad input like any other
+/// (exit code 2), told apart so that callers can report it as a resource refusal.
+class ResourceLimit : public InvalidArgument {
+ public:
+  explicit ResourceLimit(const std::string& what) : InvalidArgument(what) {}
+};
+
 /// A backend found that its kernel wrote where it must not (a device copy of an operand or of a
 /// guard band changed). The oracle turns it into the verdict check named by `check()`:
 /// "out_of_bounds" (a guard byte changed) or "operand_modified" (an operand's data changed).
@@ -29,6 +36,20 @@ class GuardViolation : public std::runtime_error {
 
  private:
   std::string check_;
+};
+
+/// A backend whose code runs out of process (the plugin runner, plugins/) died: killed by a signal
+/// or exited. The oracle's verdict is `crashed`, with this text (naming the signal) as the reason.
+class Crash : public std::runtime_error {
+ public:
+  explicit Crash(const std::string& what) : std::runtime_error(what) {}
+};
+
+/// A backend call that did not finish within its time limit (--plugin-timeout) and was killed.
+/// The oracle's verdict is `timeout`.
+class Timeout : public std::runtime_error {
+ public:
+  explicit Timeout(const std::string& what) : std::runtime_error(what) {}
 };
 
 /// The outcome of a query that may decline: ok, or a one-line reason.

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/limits.h"
 
 // The data is copied byte for byte; every supported descr is little-endian.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -24,6 +25,9 @@ constexpr std::string_view kMagic("\x93NUMPY", 6);
 // without rewriting the file; we do the same so our files are byte-identical to np.save's.
 constexpr uint64_t kAlign = 64;
 constexpr std::size_t kGrowthAxisMaxDigits = 21;
+// The largest header read. numpy writes a few hundred bytes (np.load refuses more than 10000 by
+// default); a hostile version 2.0/3.0 file could declare 4 GiB.
+constexpr uint64_t kMaxHeaderBytes = uint64_t{1} << 20;
 
 struct DescrEntry {
   const char* descr;
@@ -108,6 +112,11 @@ Preamble parse_preamble(std::string_view head, uint64_t total, const std::string
     throw InvalidArgument(name + ": .npy header truncated: the preamble declares a header of " +
                           std::to_string(header_len) + " bytes, but only " +
                           std::to_string(total - header_start) + " bytes follow");
+  }
+  if (header_len > kMaxHeaderBytes) {
+    throw InvalidArgument(name + ": .npy header of " + std::to_string(header_len) +
+                          " bytes is larger than convcheck reads (" +
+                          std::to_string(kMaxHeaderBytes) + " bytes; numpy writes a few hundred)");
   }
   return {major, header_start, header_len};
 }
@@ -313,8 +322,14 @@ class HeaderParser {
   std::size_t pos_ = 0;
 };
 
+// The data must be exactly what the header declares, and (since it is about to be allocated)
+// within the memory limit.
 void check_data_size(const Header& h, uint64_t available, const std::string& name) {
-  if (available == h.data_bytes) return;
+  if (available == h.data_bytes) {
+    require_allocation(h.data_bytes,
+                       name + ": the data of shape " + shape_string(h.shape) + " " + h.descr);
+    return;
+  }
   const std::string facts = "expected " + std::to_string(h.data_bytes) +
                             " bytes of data for shape " + shape_string(h.shape) + " " + h.descr +
                             ", got " + std::to_string(available);
@@ -412,11 +427,23 @@ Tensor read_npy(const std::string& path, Layout layout) {
   if (S_ISDIR(st.st_mode)) throw InvalidArgument("cannot read " + path + ": " + errno_text(EISDIR));
 
   if (!S_ISREG(st.st_mode)) {
-    // A pipe or device has no size to check up front: read it whole, then parse.
+    // A pipe or device has no size to check up front: read it whole, then parse. The magic is
+    // checked as soon as it has arrived (so /dev/zero fails at once), and the total is capped.
     std::string bytes;
     char buf[1 << 16];
     std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) bytes.append(buf, n);
+    bool preamble_checked = false;
+    const uint64_t cap = memory_limit();
+    while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+      bytes.append(buf, n);
+      if (!preamble_checked && bytes.size() >= 12) {
+        parse_preamble(std::string_view(bytes).substr(0, 12), UINT64_MAX, path);
+        preamble_checked = true;
+      }
+      if (bytes.size() > cap) {
+        require_allocation(bytes.size(), path + " (not a regular file, read whole)");
+      }
+    }
     if (std::ferror(f.get())) throw InvalidArgument("cannot read " + path + ": read error");
     return parse_npy(bytes, path, layout);
   }

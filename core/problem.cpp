@@ -36,6 +36,25 @@ std::string join_ops() {
   return s;
 }
 
+// Text from the user, made safe for a terminal and short enough for a message: control bytes
+// become \xNN (UTF-8 and other bytes >= 0x80 are kept), and the text is cut after `max_len`.
+std::string shown(std::string_view s, std::size_t max_len = 200) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < max_len; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7F) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > max_len) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   std::size_t start = 0;
@@ -56,15 +75,14 @@ int64_t parse_int(std::string_view s, const std::string& what) {
     negative = true;
     digits.remove_prefix(1);
   }
-  if (digits.empty())
-    throw InvalidArgument(what + ": expected an integer, got '" + std::string(s) + "'");
+  if (digits.empty()) throw InvalidArgument(what + ": expected an integer, got '" + shown(s) + "'");
   int64_t v = 0;
   for (char ch : digits) {
     if (!std::isdigit(static_cast<unsigned char>(ch))) {
-      throw InvalidArgument(what + ": expected an integer, got '" + std::string(s) + "'");
+      throw InvalidArgument(what + ": expected an integer, got '" + shown(s) + "'");
     }
     if (v > (INT64_MAX - (ch - '0')) / 10) {
-      throw InvalidArgument(what + ": integer '" + std::string(s) + "' overflows 64 bits");
+      throw InvalidArgument(what + ": integer '" + shown(s) + "' overflows 64 bits");
     }
     v = v * 10 + (ch - '0');
   }
@@ -75,13 +93,13 @@ template <std::size_t K>
 std::array<int64_t, K> parse_dims(std::string_view value, const char* key, const char* form) {
   std::vector<std::string_view> parts = split(value, 'x');
   if (parts.size() != K) {
-    throw InvalidArgument(std::string(key) + "=" + std::string(value) + ": expected " + form +
-                          " (" + std::to_string(K) + " integers separated by 'x'), got " +
+    throw InvalidArgument(std::string(key) + "=" + shown(value) + ": expected " + form + " (" +
+                          std::to_string(K) + " integers separated by 'x'), got " +
                           std::to_string(parts.size()));
   }
   std::array<int64_t, K> out{};
   for (std::size_t i = 0; i < K; ++i)
-    out[i] = parse_int(parts[i], std::string(key) + "=" + std::string(value));
+    out[i] = parse_int(parts[i], std::string(key) + "=" + shown(value));
   return out;
 }
 
@@ -112,10 +130,17 @@ std::string padding_string(const Padding& p) {
 
 struct Window {
   int64_t out, pad_before, pad_after, eff;
+  int64_t padded;  // the extent the window slides over: input plus both pads
 };
 
+std::string bound_text() {
+  return "2^60 = " + std::to_string(kMaxExtent);
+}
+
 // TF's GetWindowedOutputSizeVerbose (spec B §2.1): truncating division, SAME's odd element after,
-// negative output size an error, zero allowed.
+// negative output size an error, zero allowed. Computed so that no intermediate overflows: TF's
+// (in + pads - eff + s) / s and (in + s - 1) / s are rewritten in forms that stay in range for any
+// stride, so a stride larger than the input gives output 1 (or 0), as it does in TF.
 Window windowed_output(const std::string& label, int64_t in, int64_t k, int64_t d, int64_t s,
                        const Padding& pad, int64_t explicit_before, int64_t explicit_after) {
   Window w{};
@@ -124,31 +149,35 @@ Window windowed_output(const std::string& label, int64_t in, int64_t k, int64_t 
     throw InvalidArgument(label + ": effective filter size (" + std::to_string(k) + " - 1) * " +
                           std::to_string(d) + " + 1 overflows 64 bits");
   }
-  int64_t numerator = 0;
+  int64_t& padded = w.padded;
+  padded = in;
   switch (pad.kind) {
     case PaddingKind::VALID:
     case PaddingKind::EXPLICIT: {
       w.pad_before = pad.kind == PaddingKind::EXPLICIT ? explicit_before : 0;
       w.pad_after = pad.kind == PaddingKind::EXPLICIT ? explicit_after : 0;
-      int64_t padded;
-      if (!checked_add(in, w.pad_before, &padded) || !checked_add(padded, w.pad_after, &padded) ||
-          !checked_add(padded - w.eff, s, &numerator)) {
+      if (!checked_add(in, w.pad_before, &padded) || !checked_add(padded, w.pad_after, &padded)) {
         throw InvalidArgument(label + ": input size " + std::to_string(in) + " plus padding " +
                               std::to_string(w.pad_before) + ":" + std::to_string(w.pad_after) +
                               " overflows 64 bits");
       }
-      w.out = numerator / s;  // C++ truncates toward zero, exactly as TF does
+      // (padded - eff + s) / s, truncating toward zero as TF does; padded >= 0 and eff >= 1, so
+      // the difference cannot overflow, and adding s to a negative difference cannot either.
+      const int64_t diff = padded - w.eff;
+      w.out = diff >= 0 ? diff / s + 1 : (diff + s) / s;
       break;
     }
     case PaddingKind::SAME: {
-      if (!checked_add(in, s - 1, &numerator)) {
-        throw InvalidArgument(label + ": input size " + std::to_string(in) + " overflows 64 bits");
-      }
-      w.out = numerator / s;
-      int64_t needed = (w.out - 1) * s + w.eff - in;
-      int64_t total = needed > 0 ? needed : 0;
+      w.out = in == 0 ? 0 : (in - 1) / s + 1;  // (in + s - 1) / s
+      // (out - 1) * s <= in - 1, so needed <= eff - 1 and nothing overflows.
+      const int64_t needed = w.eff - in + (w.out > 0 ? (w.out - 1) * s : -s);
+      const int64_t total = needed > 0 ? needed : 0;
       w.pad_before = total / 2;
       w.pad_after = total - w.pad_before;
+      if (!checked_add(in, total, &padded)) {
+        throw InvalidArgument(label + ": input size " + std::to_string(in) + " plus SAME padding " +
+                              std::to_string(total) + " overflows 64 bits");
+      }
       break;
     }
   }
@@ -211,7 +240,7 @@ bool Problem::operator==(const Problem& o) const {
 }
 
 Problem parse_problem(std::string_view text) {
-  const std::string whole(text);
+  const std::string whole = shown(text, 300);
   std::size_t colon = text.find(':');
   if (colon == std::string_view::npos) {
     throw InvalidArgument("descriptor '" + whole +
@@ -221,7 +250,7 @@ Problem parse_problem(std::string_view text) {
   std::string_view op_text = text.substr(0, colon);
   std::optional<Op> op = parse_op(op_text);
   if (!op) {
-    throw InvalidArgument("descriptor '" + whole + "': unknown op '" + std::string(op_text) +
+    throw InvalidArgument("descriptor '" + whole + "': unknown op '" + shown(op_text) +
                           "'; expected one of " + join_ops());
   }
   p.op = *op;
@@ -233,22 +262,21 @@ Problem parse_problem(std::string_view text) {
     if (item.empty())
       throw InvalidArgument("descriptor '" + whole + "': empty item between commas");
     if (eq == std::string_view::npos) {
-      throw InvalidArgument("descriptor '" + whole + "': item '" + std::string(item) +
+      throw InvalidArgument("descriptor '" + whole + "': item '" + shown(item) +
                             "' is not key=value");
     }
     std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
     std::size_t k = 0;
     while (k < std::size(kKeys) && key != kKeys[k]) ++k;
     if (k == std::size(kKeys)) {
-      throw InvalidArgument("descriptor '" + whole + "': unknown key '" + std::string(key) +
+      throw InvalidArgument("descriptor '" + whole + "': unknown key '" + shown(key) +
                             "'; expected input, filter, stride, dilation, padding, format, dtype");
     }
     if (seen[k])
-      throw InvalidArgument("descriptor '" + whole + "': key '" + std::string(key) +
-                            "' given twice");
+      throw InvalidArgument("descriptor '" + whole + "': key '" + shown(key) + "' given twice");
     seen[k] = true;
     if (value.empty()) {
-      throw InvalidArgument("descriptor '" + whole + "': key '" + std::string(key) +
+      throw InvalidArgument("descriptor '" + whole + "': key '" + shown(key) +
                             "' has an empty value");
     }
     const std::string where = "descriptor '" + whole + "': ";
@@ -274,11 +302,11 @@ Problem parse_problem(std::string_view text) {
           std::vector<std::string_view> parts = split(value, ':');
           if (parts.size() != 4) {
             throw InvalidArgument(
-                "padding=" + std::string(value) +
+                "padding=" + shown(value) +
                 ": expected VALID, SAME or T:B:L:R (4 integers separated by ':')");
           }
           p.padding.kind = PaddingKind::EXPLICIT;
-          const std::string what = "padding=" + std::string(value);
+          const std::string what = "padding=" + shown(value);
           p.padding.top = parse_int(parts[0], what);
           p.padding.bottom = parse_int(parts[1], what);
           p.padding.left = parse_int(parts[2], what);
@@ -290,12 +318,12 @@ Problem parse_problem(std::string_view text) {
         } else if (value == "NCHW") {
           p.format = Format::NCHW;
         } else {
-          throw InvalidArgument("format=" + std::string(value) + ": expected NHWC or NCHW");
+          throw InvalidArgument("format=" + shown(value) + ": expected NHWC or NCHW");
         }
       } else {  // dtype
         std::optional<DType> t = parse_dtype(value);
         if (!t) {
-          throw InvalidArgument("dtype=" + std::string(value) +
+          throw InvalidArgument("dtype=" + shown(value) +
                                 ": expected f16, bf16, f32, f64 or i32 (or half, bfloat16, "
                                 "float32, float64, int32)");
         }
@@ -432,11 +460,40 @@ Geometry geometry(const Problem& p) {
   g.pad_bottom = rows.pad_after;
   g.pad_left = cols.pad_before;
   g.pad_right = cols.pad_after;
-  // Every role's element count must fit in 64 bits (and its bytes too): checked once, here.
+  // Every role's element count must fit in 64 bits, and its bytes too. Zero dimensions do not
+  // excuse the others: kernels form partial products such as H * W * C even for an empty batch,
+  // so the product of the nonzero dimensions is what must fit. Checked once, here.
   for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
-    int64_t n = role_elements(g, r), bytes;
-    if (n < 0 || !checked_mul(n, 8, &bytes)) {
-      throw InvalidArgument(label + ": the " + role_name(r) + " tensor's size overflows 64 bits");
+    const std::array<int64_t, 4> s = logical_shape(g, r);
+    int64_t n = 1;
+    bool ok = true;
+    for (int64_t d : s) ok = ok && checked_mul(n, d > 0 ? d : 1, &n);
+    int64_t bytes;
+    if (!ok || !checked_mul(n, 8, &bytes)) {
+      throw InvalidArgument(label + ": the " + role_name(r) + " tensor's size overflows 64 bits: " +
+                            role_name(r) + " shape " + shape_string(Shape(s.begin(), s.end())) +
+                            (r == Role::filter ? "" : " (N, H, W, C)") +
+                            " (the product of its nonzero dimensions, times 8 bytes, must fit)");
+    }
+  }
+  // Beyond any tensor that fits in memory, yet small enough that the index arithmetic of every
+  // kernel (sums of a few strides, pads and extents) stays within 64 bits.
+  struct Bound {
+    const char* what;
+    const char* dim;
+    int64_t value;
+  };
+  for (const Bound& b : {Bound{"stride", "rows", g.sh}, Bound{"stride", "cols", g.sw},
+                         Bound{"dilation", "rows", g.dh}, Bound{"dilation", "cols", g.dw},
+                         Bound{"effective filter size", "rows", g.eff_h},
+                         Bound{"effective filter size", "cols", g.eff_w},
+                         Bound{"padded input size", "rows", rows.padded},
+                         Bound{"padded input size", "cols", cols.padded}}) {
+    if (b.value > kMaxExtent) {
+      throw InvalidArgument(label + ": " + b.what + " " + std::to_string(b.value) + " along " +
+                            b.dim + " is too large: strides, dilations, effective filter sizes " +
+                            "and padded input sizes are limited to " + bound_text() +
+                            ", so that index arithmetic stays within 64 bits");
     }
   }
   return g;

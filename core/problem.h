@@ -99,9 +99,17 @@ struct Geometry {
   bool depthwise;  // depthwise ops: filter is RSCM and output channel k*M+m reads channel k
 };
 
+/// The largest stride, dilation, effective filter size ((K - 1) * d + 1) and padded input size
+/// (H + pads) geometry() accepts: far beyond any tensor that fits in memory, and small enough that
+/// kernels' index arithmetic (sums of a few of these) cannot overflow 64 bits.
+inline constexpr int64_t kMaxExtent = int64_t{1} << 60;
+
 /// Validates a problem and derives its geometry; throws InvalidArgument with TF's words and every
 /// number ("conv2d_backprop_input: Computed output size would be negative: -1 [input_size: 1,
-/// ...").
+/// ..."). Sizes are computed in 64 bits with overflow checks: every role's element count (the
+/// product of its nonzero dimensions) times 8 bytes fits in int64, and strides, dilations,
+/// effective filter sizes and padded sizes are at most kMaxExtent; anything else is refused with a
+/// message. Whether the tensors fit in memory is a separate question: core/limits.h.
 Geometry geometry(const Problem& p);
 
 /// The three operand roles, in TF's words (design §3).

@@ -25,6 +25,11 @@ Status device_status();
 /// unavailable. For reports and bench records.
 std::string device_description();
 
+/// The device's f32 FMA rate (GFLOP/s) and memory bandwidth (GB/s, read + write bytes of a copy
+/// far larger than L2), measured in this process on its first call (about a second) and cached;
+/// `device` is device_description(). {} when no device is usable; never throws (gpu/peaks.cu).
+Backend::DevicePeaks measure_device_peaks();
+
 /// A device copy of a host tensor view together with its guard bands (TensorView::guard_bytes):
 /// the whole span [data - guard, data + bytes + guard) is mirrored, so poison and guard bytes
 /// travel with the data. `context` (the problem's descriptor) goes into every error message.

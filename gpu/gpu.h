@@ -6,6 +6,8 @@
 // CUDA runtime is linked statically; the driver is loaded at run time by the runtime).
 #pragma once
 
+#include <string>
+
 #include "core/backend.h"
 
 namespace convcheck {
@@ -15,5 +17,10 @@ void register_gpu_backend(Registry& registry);
 /// Registers "cudnn": conv2d, backprop input, backprop filter and depthwise (groups) through cuDNN
 /// 9, FP32 math with TF32 off (gpu/cudnn.cpp).
 void register_cudnn_backend(Registry& registry);
+
+/// For the "cudnn" backend: what its last run() used, e.g. "bwd_data=ALGO_1, NHWC/KRSC, pad copy"
+/// (cuDNN's algorithm, the layout cuDNN saw, explicit padding, determinism). Empty for other
+/// backends and before a run. `bench` records it as the record's note.
+std::string cudnn_algorithm_note(const Backend& backend);
 
 }  // namespace convcheck

@@ -21,6 +21,9 @@ Status device_status() {
 std::string device_description() {
   return kNoToolkit;
 }
+Backend::DevicePeaks measure_device_peaks() {
+  return {};
+}
 
 }  // namespace gpu
 
@@ -46,7 +49,13 @@ class Unavailable final : public Backend {
 void register_gpu_backend(Registry& registry) {
   registry.add("gpu", "CUDA backend, all seven ops (unavailable: no CUDA toolkit at build time)",
                [](const std::string&) { return std::make_unique<Unavailable>("gpu"); });
+  registry.add("gpu-tf32", "CUDA backend in TF32 mode (unavailable: no CUDA toolkit at build time)",
+               [](const std::string&) { return std::make_unique<Unavailable>("gpu-tf32"); });
 }
+std::string cudnn_algorithm_note(const Backend&) {
+  return "";
+}
+
 void register_cudnn_backend(Registry& registry) {
   registry.add("cudnn", "cuDNN 9 comparator (unavailable: no CUDA toolkit at build time)",
                [](const std::string&) { return std::make_unique<Unavailable>("cudnn"); });

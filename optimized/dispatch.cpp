@@ -6,6 +6,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace convcheck::opt {
 
@@ -23,21 +26,28 @@ const char* isa_name(Isa isa) {
 
 namespace {
 
+#if defined(__x86_64__) && (defined(CONVCHECK_OPT_HAVE_AVX2) || defined(CONVCHECK_OPT_HAVE_AVX512))
+// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+#endif
+
 bool supported(Isa isa) {
   switch (isa) {
     case Isa::generic:
       return true;
     case Isa::avx2:
 #if defined(CONVCHECK_OPT_HAVE_AVX2) && defined(__x86_64__)
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
 #else
       return false;
 #endif
     case Isa::avx512:
 #if defined(CONVCHECK_OPT_HAVE_AVX512) && defined(__x86_64__)
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+             __builtin_cpu_supports("fma") && has_f16c();
 #else
       return false;
 #endif

@@ -100,6 +100,14 @@ Run run_guarded(Backend& b, const Problem& p, const Geometry& g, const Roles& op
     run.check = e.check();
     run.error = e.what();
     return run;
+  } catch (const Timeout& e) {  // an out-of-process backend (plugins/) hung and was killed
+    run.check = "timeout";
+    run.error = e.what();
+    return run;
+  } catch (const Crash& e) {  // an out-of-process backend died; the text names the signal
+    run.check = "crashed";
+    run.error = e.what();
+    return run;
   } catch (const std::exception& e) {
     run.check = "crashed";
     run.error = std::string("the backend threw: ") + e.what();

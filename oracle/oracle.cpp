@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "oracle/internal.h"
 
 namespace convcheck {
@@ -140,6 +141,8 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
                     const OracleOptions& options) {
   const Problem& p = c.problem;
   const Geometry g = geometry(p);
+  // Refused before anything is filled or allocated (core/limits.h; the CLI's --max-bytes).
+  require_memory(p, g, MemoryUse::oracle);
   CaseReport report;
   report.c = c;
   report.admission = tf_admission(p);
@@ -154,6 +157,8 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
       s = b->available();
       if (s.ok()) s = b->can_implement(p);
       if (s.ok()) contracts.push_back(b->contract(p));
+    } catch (const Timeout& e) {
+      s = Status::Error(std::string("timed out while declaring its capabilities: ") + e.what());
     } catch (const std::exception& e) {
       s = Status::Error(std::string("crashed while declaring its capabilities: ") + e.what());
     }
@@ -183,13 +188,22 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
     };
     if (!status[bi].ok()) {
       const bool crashed = status[bi].reason().rfind("crashed", 0) == 0;
-      finish(crashed ? Verdict::crashed : Verdict::unsupported, crashed ? "crashed" : "",
+      const bool timed_out = status[bi].reason().rfind("timed out", 0) == 0;
+      finish(crashed     ? Verdict::crashed
+             : timed_out ? Verdict::timeout
+                         : Verdict::unsupported,
+             crashed     ? "crashed"
+             : timed_out ? "timeout"
+                         : "",
              status[bi].reason());
       continue;
     }
     NumericContract k;
     try {
       k = b.contract(p);
+    } catch (const Timeout& e) {
+      finish(Verdict::timeout, "timeout", e.what());
+      continue;
     } catch (const std::exception& e) {
       finish(Verdict::crashed, "crashed", e.what());
       continue;
@@ -199,7 +213,10 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
     rec.ms = run.ms;
     if (!run.ran) {
       // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
-      finish(run.check == "crashed" ? Verdict::crashed : Verdict::fail, run.check, run.error);
+      finish(run.check == "crashed"   ? Verdict::crashed
+             : run.check == "timeout" ? Verdict::timeout
+                                      : Verdict::fail,
+             run.check, run.error);
       continue;
     }
     if (!run.check.empty()) {
@@ -224,6 +241,9 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
       if (options.metamorphic) rec.metamorphic = metamorphic_checks(b, ctx);
     } catch (const InvalidArgument&) {
       throw;  // an oracle bug in deriving a problem: not the backend's fault
+    } catch (const Timeout& e) {
+      finish(Verdict::timeout, "timeout", std::string("in a derived run: ") + e.what());
+      continue;
     } catch (const std::exception& e) {
       finish(Verdict::crashed, "crashed",
              std::string("the backend threw in a derived run: ") + e.what());
@@ -271,6 +291,38 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
     }
   }
   return report;
+}
+
+BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& result,
+                           const NumericContract& k, bool bitwise, const std::string& name) {
+  const Geometry g = geometry(p);
+  const ReferenceResult ref = reference_compute(p, in);
+  BackendRecord rec;
+  rec.backend = name;
+  rec.contract = describe(k);
+  auto finish = [&](Verdict v, std::string check, std::string reason) {
+    rec.verdict = v;
+    rec.check = std::move(check);
+    rec.reason = std::move(reason);
+    return rec;
+  };
+  if (!bitwise && p.dtype != DType::i32 && !bound_meaningful(k, max_terms(ref)))
+    return finish(Verdict::mistrusted, "bound",
+                  "the contract's bound is meaningless here: k(n) u_acc >= 1/2 for n = " +
+                      std::to_string(max_terms(ref)));
+  const Comparison cmp = compare_to_reference(p, g, ref, result, k, bitwise);
+  rec.bound_usage = cmp.usage;
+  rec.mismatches = cmp.mismatches;
+  rec.first = cmp.first;
+  if (!cmp.passed) return finish(Verdict::fail, "compare", cmp.detail);
+  bool zero = true;
+  for (int64_t i = 0; i < ref.result.size() && zero; ++i) zero = ref.result.get(i) == 0;
+  if (zero)
+    return finish(Verdict::mistrusted, "degenerate",
+                  ref.result.size() == 0
+                      ? "the result is empty: nothing to compare"
+                      : "the exact result is all zeros: too degenerate to judge");
+  return finish(Verdict::pass, "", "");
 }
 
 std::string oracle_detail::json_string(const std::string& s) {
@@ -377,7 +429,9 @@ std::string to_text(const CaseReport& r) {
     if (!b.check.empty()) os << " [" << b.check << "]";
     if (!b.reason.empty()) os << " " << b.reason;
     os << "\n";
-    if (b.verdict == Verdict::unsupported || b.verdict == Verdict::crashed) continue;
+    if (b.verdict == Verdict::unsupported || b.verdict == Verdict::crashed ||
+        b.verdict == Verdict::timeout)
+      continue;
     int applied = 0, passed = 0;
     for (const auto* list : {&b.adjoint, &b.metamorphic})
       for (const RelationResult& x : *list) {

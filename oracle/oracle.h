@@ -109,9 +109,20 @@ struct OracleOptions {
 
 /// Runs one case through `backends` (none owned). Never throws for a backend's failure: a backend
 /// that throws is `crashed` with the exception's text. Throws InvalidArgument for an invalid
-/// problem.
+/// problem, and ResourceLimit (an InvalidArgument) before allocating anything for one whose
+/// footprint exceeds memory_limit() (core/limits.h, MemoryUse::oracle).
 CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
                     const OracleOptions& options = {});
+
+/// Judges a result computed elsewhere (`convcheck verify`) against the exact reference under the
+/// contract `k`, with the figures of a guarded run's comparison: `in` holds the two operands the
+/// op reads and `result` the result, all in their storage layouts with the problem's dtype and
+/// shapes (the caller checks them). `bitwise` demands bit-for-bit equality (int32 always does).
+/// The verdict is pass, fail [compare] (bound usage, mismatches, first offender), or mistrusted
+/// (a bound meaningless for sums this long, an empty or all-zero exact result). No adjoint or
+/// metamorphic checks: there is no backend to run. `name` labels the record.
+BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& result,
+                           const NumericContract& k, bool bitwise, const std::string& name);
 
 /// One JSON object with every figure (verdicts, bound usage, adjoint residuals and slack,
 /// metamorphic results, admission, repro lines).

@@ -64,6 +64,7 @@ Derived run_derived(Backend& b, const std::string& name, const Problem& q, const
     return d;
   }
   Run run = run_guarded(b, q, g, operands, nullptr);
+  if (run.check == "timeout") throw Timeout(run.error);  // the backend's verdict, not a relation's
   if (!run.ran || !run.check.empty()) {
     d.failure = failed(name, "on " + to_string(q) + ": " + run.error);
     return d;

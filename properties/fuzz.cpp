@@ -93,13 +93,15 @@ FuzzFailure shrink_failure(Backend* b, const rc::Shrinkable<Case>& found, const 
   };
   rc::Shrinkable<Case> current = found;
   bool progress = true;
-  while (progress && f.shrink_steps < options.max_shrink_steps && attempts < max_attempts) {
+  auto stopping = [&] { return options.stop && options.stop(); };
+  while (progress && f.shrink_steps < options.max_shrink_steps && attempts < max_attempts &&
+         !stopping()) {
     progress = false;
     rc::Seq<rc::Shrinkable<Case>> shrinks = current.shrinks();
     while (rc::Maybe<rc::Shrinkable<Case>> next = shrinks.next()) {
       const Case candidate = next->value();
       if (same_case(candidate, f.minimal)) continue;
-      if (++attempts > max_attempts) break;
+      if (++attempts > max_attempts || stopping()) break;
       std::optional<BackendRecord> failed = fails(candidate);
       // A failure that does not come back (a nondeterministic backend) would steer shrinking
       // towards cases that rarely fail: an accepted shrink must fail kConfirmRuns more times.
@@ -136,9 +138,15 @@ FuzzSummary fuzz(const std::vector<Backend*>& backends, const FuzzOptions& optio
   std::vector<Backend*> active = backends;
   rc::Random random(options.seed);
   const rc::Gen<Case> cases = gen::any_case();
+  summary.next_case = options.first_case;
   for (int64_t i = 0; !active.empty(); ++i) {
     if (timed ? out_of_time() : i >= options.cases) break;
-    const rc::Random case_random = random.split();
+    const rc::Random case_random = random.split();  // case i's randomness, run or not
+    if (i < options.first_case || i % options.shard_n != options.shard_k - 1) continue;
+    if (options.stop && options.stop()) {
+      summary.stopped = true;
+      break;
+    }
     const rc::Shrinkable<Case> shrinkable = cases(case_random, size_for(i));
     const Case c = shrinkable.value();
     const CaseReport report = run_generated(c, active, options.oracle);
@@ -159,6 +167,7 @@ FuzzSummary fuzz(const std::vector<Backend*>& backends, const FuzzOptions& optio
       if (on_failure) on_failure(summary.failures.back());
     }
     active = std::move(still);
+    summary.next_case = i + 1;
     if (on_case) on_case(summary.cases);
   }
   return summary;

@@ -14,30 +14,41 @@
 namespace convcheck {
 
 struct FuzzOptions {
-  int64_t cases = 100;   // stop after this many cases...
-  double seconds = 0;    // ...or after this many seconds, when > 0
+  int64_t cases = 100;  // stop after this many cases...
+  double seconds = 0;   // ...or after this many seconds, when > 0
   uint64_t seed = 1;
   int max_shrink_steps = 500;
   OracleOptions oracle;
+  /// Scale-out (`fuzz --shard K/N`): case i of the stream runs only when i mod shard_n ==
+  /// shard_k - 1, so N shards together run exactly the unsharded campaign's cases.
+  int64_t shard_k = 1, shard_n = 1;
+  /// Resume: start at case `first_case` of the stream (the cases before it are skipped, not run).
+  int64_t first_case = 0;
+  /// Polled between cases (and between shrink attempts): true stops the campaign cleanly after
+  /// the case in flight (SIGINT/SIGTERM). A failure being shrunk is reported as far as it got.
+  std::function<bool()> stop;
 };
 
 struct FuzzFailure {
   std::string backend;
-  Case original;        // the first failing case found
-  Case minimal;         // after shrinking
-  BackendRecord record; // the oracle's record for the minimal case
+  Case original;         // the first failing case found
+  Case minimal;          // after shrinking
+  BackendRecord record;  // the oracle's record for the minimal case
   int shrink_steps = 0;
-  std::string repro;    // repro_line(minimal, backend)
+  std::string repro;  // repro_line(minimal, backend)
 };
 
 struct FuzzSummary {
-  int64_t cases = 0;                  // cases generated and run
-  int64_t unsupported = 0;            // (case, backend) pairs a backend declined
-  std::vector<FuzzFailure> failures;  // at most one per backend: a failing backend is not fuzzed further
+  int64_t cases = 0;        // cases generated and run
+  int64_t unsupported = 0;  // (case, backend) pairs a backend declined
+  int64_t next_case = 0;    // the stream index to resume from
+  bool stopped = false;     // ended by options.stop
+  // At most one per backend: a failing backend is not fuzzed further.
+  std::vector<FuzzFailure> failures;
 };
 
-/// Fuzzes `backends` (not owned; each judged against the exact reference). `on_case(done)` is called
-/// after each case (progress); `on_failure` as soon as a failure is shrunk.
+/// Fuzzes `backends` (not owned; each judged against the exact reference). `on_case(done)` is
+/// called after each case (progress); `on_failure` as soon as a failure is shrunk.
 FuzzSummary fuzz(const std::vector<Backend*>& backends, const FuzzOptions& options,
                  const std::function<void(int64_t)>& on_case = {},
                  const std::function<void(const FuzzFailure&)>& on_failure = {});

@@ -4,7 +4,11 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build git python3
       libboost-test-dev libboost-program-options-dev libeigen3-dev librapidcheck-dev
-      libdnnl-dev)  # oneDNN: the CPU comparator (optional to the build, installed so it is there)
+      libdnnl-dev   # oneDNN: the CPU comparator (optional to the build, installed so it is there)
+      chromium      # headless browser: the test that opens report.html (skipped without it)
+      # clang with libFuzzer and the sanitizer runtimes (fuzz/, scripts/fuzz-ci.sh), and LLVM's
+      # OpenMP runtime with its Archer tool for the ThreadSanitizer run (scripts/tsan.sh)
+      clang libclang-rt-14-dev libomp-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

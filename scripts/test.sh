@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what the project needs, builds with
 # -Wall -Wextra -Werror and runs every CTest suite; then builds the AddressSanitizer +
-# UndefinedBehaviorSanitizer configuration and runs the suites again under it (all but `slow`).
-# Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli).
+# UndefinedBehaviorSanitizer configuration (GPU parts off) and runs the suites again under it (all
+# but `slow`); then the ThreadSanitizer run of the OpenMP backends (scripts/tsan.sh) and 60 seconds
+# of each fuzz target (scripts/fuzz-ci.sh). Skip those two with CONVCHECK_QUICK=1.
+# Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli,
+# fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -13,8 +16,13 @@ cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs" ${CTEST_ARGS:-}
 
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j "$jobs"
 # Under the sanitizers everything but the `slow` label (the suite runs repeat the same code paths).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE slow ${CTEST_ARGS:-}
+
+if [ -z "${CONVCHECK_QUICK:-}" ]; then
+  bash scripts/tsan.sh
+  FUZZ_SECONDS=60 bash scripts/fuzz-ci.sh
+fi

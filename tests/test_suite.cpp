@@ -2,7 +2,9 @@
 // name, and every shipped suite parses.
 #define BOOST_TEST_MODULE suite
 #include <boost/test/unit_test.hpp>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/suite.h"
@@ -65,4 +67,29 @@ BOOST_AUTO_TEST_CASE(shipped_suites_parse) {
   }
   BOOST_TEST(read_suite("tf_tests").entries.size() >= 150u);
   BOOST_TEST(read_suite("perf_cpu").entries.size() >= 24u);
+}
+
+// perf_gpu (issue 5): perf_cpu's layers at N = 32 with the same tags, in the same order, then the
+// ResNet-50 layers again in NCHW, tagged "<tag>-nchw".
+BOOST_AUTO_TEST_CASE(perf_gpu_is_perf_cpu_at_n32_plus_resnet_nchw) {
+  const Suite cpu = read_suite("perf_cpu"), gpu = read_suite("perf_gpu");
+  std::vector<SuiteEntry> resnet;
+  for (const SuiteEntry& e : cpu.entries)
+    if (e.tag.rfind("resnet50.", 0) == 0) resnet.push_back(e);
+  BOOST_TEST(resnet.size() == 12u);
+  BOOST_TEST_REQUIRE(gpu.entries.size() == cpu.entries.size() + resnet.size());
+  for (std::size_t i = 0; i < cpu.entries.size(); ++i) {
+    Problem p = cpu.entries[i].problem;
+    p.input[0] = 32;
+    BOOST_TEST((gpu.entries[i].problem == p), to_string(gpu.entries[i].problem));
+    BOOST_TEST(gpu.entries[i].tag == cpu.entries[i].tag);
+  }
+  for (std::size_t j = 0; j < resnet.size(); ++j) {
+    Problem p = resnet[j].problem;
+    p.input[0] = 32;
+    p.format = Format::NCHW;
+    const SuiteEntry& e = gpu.entries[cpu.entries.size() + j];
+    BOOST_TEST((e.problem == p), to_string(e.problem));
+    BOOST_TEST(e.tag == resnet[j].tag + "-nchw");
+  }
 }

@@ -20,6 +20,7 @@
 #include "core/admission.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/npy.h"
 #include "core/problem.h"
 #include "core/suite.h"
@@ -27,9 +28,11 @@
 #include "mutants/mutants.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
+#include "plugins/plugins.h"
 #include "properties/fuzz.h"
 #include "reference/reference.h"
 #include "tools/fills.h"
+#include "tools/verify.h"
 
 namespace po = boost::program_options;
 
@@ -50,13 +53,29 @@ const char* kUsage =
     "  check PROBLEM [--backends a,b] [--seed S] [--fill exact|real|cancel|special|ramp] [--json]\n"
     "                                         judge backends on one case against the exact "
     "reference\n"
-    "  fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR]\n"
-    "                                         random cases; each failure shrunk to a minimal "
+    "  verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
+    "       [--contract f32|tf32|f16|bf16|f64|exact|i32[,...]] [--json]\n"
+    "                                         judge a result computed elsewhere (a .npy file)\n"
+    "  fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR] [--shard K/N]\n"
+    "       [--resume]                        random cases; each failure shrunk to a minimal "
     "repro\n"
+    "  bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]\n"
+    "  run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] [--shard K/N]\n"
+    "                                         a suite through the oracle; writes results.jsonl,\n"
+    "                                         summary.json, junit.xml, report.html in DIR\n"
+    "  report html DIR | diff A B [--json] | merge DIR... --out DIR\n"
+    "                                         re-render, compare two runs, merge shards\n"
     "\n"
     "PROBLEM is a descriptor, e.g. "
     "'conv2d_backprop_input:input=2x7x7x128,filter=3x3x128x64,stride=2x2,padding=SAME'.\n"
-    "exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 backend unavailable.\n";
+    "Backends: see `list`; plugin:PATH runs a third-party kernel (plugins/convcheck_plugin.h)\n"
+    "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin.\n"
+    "--shard K/N takes case i (suite or fuzz stream order, from 0) when i mod N == K-1.\n"
+    "--max-bytes N[K|M|G|T] (compute, operands, inspect, check, verify, fuzz, bench, run):\n"
+    "refuse, before allocating, a problem or .npy file whose tensors would need more than N\n"
+    "bytes (default: half of physical memory; check, fuzz and run count the oracle's copies).\n"
+    "exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 backend unavailable;\n"
+    "run and fuzz: 130/143 when stopped by SIGINT/SIGTERM (rerun with --resume).\n";
 
 // Parses `args` against `desc` with one positional argument named `positional` (if non-null).
 po::variables_map parse(const Args& args, const po::options_description& desc,
@@ -98,6 +117,7 @@ void register_builtin_backends() {
   register_gpu_backend(Registry::instance());
   register_cudnn_backend(Registry::instance());
   register_mutant_backends(Registry::instance());
+  register_plugin_backends(Registry::instance());
 }
 
 int cmd_list(const Args& args) {
@@ -142,6 +162,7 @@ int cmd_compute(const Args& args) {
   po::variables_map vm = parse(args, desc, "problem");
   const Problem p = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
   const Geometry g = geometry(p);
+  require_memory(p, g, MemoryUse::compute);  // before anything is read or allocated
   const std::string backend_name = require(vm, "backend", "--backend");
   const std::string output = require(vm, "output", "--output FILE");
 
@@ -207,6 +228,7 @@ int cmd_operands(const Args& args) {
   po::variables_map vm = parse(args, desc, "problem");
   const Problem p = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
   const Geometry g = geometry(p);
+  require_memory(p, g, MemoryUse::compute);
   const std::string dir = require(vm, "dir", "--dir DIR");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -258,16 +280,7 @@ int cmd_inspect(const Args& args) {
   return kOk;
 }
 
-namespace {
-
-// The backends a command runs: the named ones (comma-separated), or every available non-family
-// backend. A named backend that is unavailable ends the command with exit code 3.
-struct Chosen {
-  std::vector<std::unique_ptr<Backend>> owned;
-  std::vector<Backend*> list;
-  std::vector<std::string> skipped;  // defaulted backends that are unavailable, with the reason
-};
-
+// The backends a command runs (commands.h).
 std::optional<Chosen> choose_backends(const po::variables_map& vm) {
   Chosen c;
   if (vm.count("backends")) {
@@ -303,6 +316,8 @@ std::optional<Chosen> choose_backends(const po::variables_map& vm) {
   return c;
 }
 
+namespace {
+
 FillKind fill_option(const po::variables_map& vm) {
   const std::string f = vm["fill"].as<std::string>();
   std::optional<FillKind> k = parse_fill(f);
@@ -325,7 +340,7 @@ int cmd_check(const Args& args) {
   po::variables_map vm = parse(args, desc, "problem");
   Case c;
   c.problem = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
-  geometry(c.problem);
+  require_memory(c.problem, geometry(c.problem), MemoryUse::oracle);
   c.seed = vm["seed"].as<uint64_t>();
   c.fill = fill_option(vm);
   std::optional<Chosen> chosen = choose_backends(vm);
@@ -347,8 +362,15 @@ int cmd_fuzz(const Args& args) {
   desc.add_options()("backends", po::value<std::string>(), "comma-separated backends")(
       "cases", po::value<int64_t>(), "number of cases")("time", po::value<double>(), "seconds")(
       "seed", po::value<uint64_t>()->default_value(1), "seed")("out", po::value<std::string>(),
-                                                               "directory for failures.jsonl");
+                                                               "directory for failures.jsonl")(
+      "shard", po::value<std::string>(), "K/N: run case i when i mod N == K-1")(
+      "resume", "continue the campaign recorded in --out DIR/fuzz.json");
   po::variables_map vm = parse(args, desc, nullptr);
+  if (memory_limit() < kFuzzMemoryBytes) {  // generated problems stay below this (core/limits.h)
+    throw ResourceLimit("fuzz needs a memory limit of at least " + format_bytes(kFuzzMemoryBytes) +
+                        " (its generated cases stay below that), got --max-bytes " +
+                        std::to_string(memory_limit()));
+  }
   FuzzOptions o;
   o.seed = vm["seed"].as<uint64_t>();
   if (vm.count("cases") && vm.count("time"))
@@ -363,8 +385,25 @@ int cmd_fuzz(const Args& args) {
     if (!(o.seconds > 0)) throw InvalidArgument("--time must be positive");
     o.cases = INT64_MAX;
   }
+  FuzzState state;  // scale-out and resume (tools/run.cpp)
+  state.seed = o.seed;
+  state.shard = vm.count("shard") ? vm["shard"].as<std::string>() : "1/1";
+  shard_of(state.shard, &o.shard_k, &o.shard_n);
+  state.limit = o.seconds > 0 ? "time" : "cases " + std::to_string(o.cases);
+  if (vm.count("resume") && !vm.count("out"))
+    throw InvalidArgument("--resume needs --out DIR (where the campaign's fuzz.json is)");
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
+  for (Backend* b : chosen->list) state.backends.push_back(b->name());
+  if (vm.count("resume")) {
+    resume_fuzz_state(vm["out"].as<std::string>(), &state);
+    o.first_case = state.next_case;
+    std::vector<Backend*> still;  // backends that failed before are not fuzzed further
+    for (Backend* b : chosen->list)
+      if (std::find(state.failed.begin(), state.failed.end(), b->name()) == state.failed.end())
+        still.push_back(b);
+    chosen->list = still;
+  }
   std::ofstream jsonl;
   if (vm.count("out")) {
     const std::string dir = vm["out"].as<std::string>();
@@ -379,8 +418,12 @@ int cmd_fuzz(const Args& args) {
   std::cout << "fuzz: backends " << names << ", seed " << o.seed << ", "
             << (o.seconds > 0 ? std::to_string(o.seconds) + " s"
                               : std::to_string(o.cases) + " cases")
+            << (o.shard_n > 1 ? ", shard " + state.shard : "")
+            << (o.first_case > 0 ? ", resuming at case " + std::to_string(o.first_case) : "")
             << "\n";
   for (const std::string& s : chosen->skipped) std::cout << "fuzz: skipped " << s << "\n";
+  InterruptGuard interrupt;
+  o.stop = [] { return InterruptGuard::signal() != 0; };
   const FuzzSummary summary = fuzz(
       chosen->list, o,
       [](int64_t done) {
@@ -391,6 +434,7 @@ int cmd_fuzz(const Args& args) {
                   << "\n"
                   << "  minimal (" << f.shrink_steps << " shrink steps): " << f.repro << "\n"
                   << "  first found: " << repro_line(f.original, f.backend) << std::endl;
+        state.failed.push_back(f.backend);
         if (jsonl) {
           CaseReport r;
           r.c = f.minimal;
@@ -398,10 +442,22 @@ int cmd_fuzz(const Args& args) {
           jsonl << to_json(r) << "\n" << std::flush;
         }
       });
+  state.next_case = summary.next_case;
+  state.cases_run += summary.cases;
+  state.interrupted = InterruptGuard::signal() != 0;
+  if (vm.count("out")) write_fuzz_state(vm["out"].as<std::string>(), state);
   std::cout << "fuzz: " << summary.cases << " cases, " << summary.failures.size()
             << " failing backend" << (summary.failures.size() == 1 ? "" : "s") << ", "
             << summary.unsupported << " unsupported (case, backend) pairs\n";
-  return summary.failures.empty() ? kOk : kCheckFailed;
+  if (state.interrupted) {
+    std::cout << "fuzz: interrupted (signal " << InterruptGuard::signal() << ") before case "
+              << state.next_case << "; "
+              << (vm.count("out") ? "rerun with --resume to continue"
+                                  : "give --out DIR to be able to --resume")
+              << std::endl;
+    return 128 + InterruptGuard::signal();
+  }
+  return state.failed.empty() ? kOk : kCheckFailed;
 }
 
 int cmd_bench(const Args& args) {
@@ -415,6 +471,13 @@ int cmd_bench(const Args& args) {
       "json", "one JSON object per (problem, backend)");
   po::variables_map vm = parse(args, desc, nullptr);
   const Suite suite = read_suite(require(vm, "suite", "--suite NAME|FILE"));
+  for (const SuiteEntry& e : suite.entries) {  // every problem, before any is measured
+    try {
+      require_memory(e.problem, geometry(e.problem), MemoryUse::bench);
+    } catch (const ResourceLimit& err) {
+      throw ResourceLimit(suite.path + ":" + std::to_string(e.line) + ": " + err.what());
+    }
+  }
   if (!vm.count("backends")) throw InvalidArgument("missing --backends (e.g. optimized,onednn)");
   BenchOptions o;
   o.reps = vm["reps"].as<int>();
@@ -459,7 +522,7 @@ int cmd_bench(const Args& args) {
                       r.pct_peak, r.pct_bandwidth,
                       r.ratio > 0 ? ("  x" + std::to_string(r.ratio).substr(0, 5)).c_str() : "");
       }
-      std::cout << line << std::flush;
+      std::cout << line << bench_text_note(r) << std::flush;
     }
     if (rs.size() >= 2 && rs[0].ran && rs[1].ran) {
       auto& acc = log_ratio[op_name(e.problem.op)];
@@ -477,6 +540,37 @@ int cmd_bench(const Args& args) {
   return kOk;
 }
 
+namespace {
+
+// --max-bytes N (issue 8), common to the commands that allocate a problem's tensors: sets the
+// process-wide memory limit (core/limits.h) that they check before allocating, and that the .npy
+// reader and the oracle's run_case check too. Taken out of `args` here so that each command's own
+// options stay as they were; other commands reject it as an unknown option.
+void take_max_bytes(const std::string& command, Args& args) {
+  static const char* kTakers[] = {"compute", "operands", "inspect", "check",
+                                  "verify",  "fuzz",     "bench",   "run"};
+  if (std::find(std::begin(kTakers), std::end(kTakers), command) == std::end(kTakers)) return;
+  const std::string flag = "--max-bytes";
+  for (std::size_t i = 0; i < args.size();) {
+    std::string value;
+    if (args[i] == flag) {
+      if (i + 1 >= args.size()) throw InvalidArgument(flag + " needs a value, e.g. --max-bytes 8G");
+      value = args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                 args.begin() + static_cast<std::ptrdiff_t>(i + 2));
+    } else if (args[i].rfind(flag + "=", 0) == 0) {
+      value = args[i].substr(flag.size() + 1);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+      continue;
+    }
+    set_memory_limit(parse_byte_size(value, flag));
+  }
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   std::ios::sync_with_stdio(true);
   if (argc < 2) {
@@ -484,16 +578,21 @@ int run(int argc, char** argv) {
     return kBadInput;
   }
   const std::string command = argv[1];
-  const Args args(argv + 2, argv + argc);
+  Args args(argv + 2, argv + argc);
   try {
     register_builtin_backends();
+    take_plugin_timeout(args);  // a global option: --plugin-timeout S
+    take_max_bytes(command, args);
     if (command == "list") return cmd_list(args);
     if (command == "compute") return cmd_compute(args);
     if (command == "operands") return cmd_operands(args);
     if (command == "inspect") return cmd_inspect(args);
     if (command == "check") return cmd_check(args);
+    if (command == "verify") return cmd_verify(args);
     if (command == "fuzz") return cmd_fuzz(args);
     if (command == "bench") return cmd_bench(args);
+    if (command == "run") return cmd_run(args);
+    if (command == "report") return cmd_report(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return kOk;

@@ -3,8 +3,13 @@
 // (message on stderr), 3 a requested backend is unavailable; 4 an internal error (a convcheck bug).
 #pragma once
 
+#include <boost/program_options/variables_map.hpp>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/backend.h"
 
 namespace convcheck::cli {
 
@@ -19,6 +24,51 @@ int cmd_inspect(const Args& args);
 int cmd_check(const Args& args);
 int cmd_fuzz(const Args& args);
 int cmd_bench(const Args& args);
+int cmd_run(const Args& args);     // tools/run.cpp
+int cmd_report(const Args& args);  // tools/report.cpp
+
+// The backends a command runs: the named ones (vm["backends"], comma-separated), or every
+// available non-family backend. A named backend that is unavailable: nullopt, after saying so on
+// stderr (exit code 3).
+struct Chosen {
+  std::vector<std::unique_ptr<Backend>> owned;
+  std::vector<Backend*> list;
+  std::vector<std::string> skipped;  // defaulted backends that are unavailable, with the reason
+};
+std::optional<Chosen> choose_backends(const boost::program_options::variables_map& vm);
+
+/// `fuzz --out DIR` keeps DIR/fuzz.json: the campaign (seed, shard, limit, backends), the next case
+/// of the stream and the backends that failed, so that `fuzz --resume` continues it
+/// (tools/run.cpp).
+struct FuzzState {
+  uint64_t seed = 1;
+  std::string shard = "1/1";
+  std::string limit;  // "cases N" or "time"
+  std::vector<std::string> backends;
+  int64_t next_case = 0, cases_run = 0;
+  std::vector<std::string> failed;
+  bool interrupted = false;
+};
+/// Parses "K/N" for --shard (InvalidArgument with the rule).
+void shard_of(const std::string& text, int64_t* k, int64_t* n);
+/// Reads DIR/fuzz.json into *state, checking that it records the same campaign (seed, shard,
+/// limit, backends); InvalidArgument when it is missing, malformed or another campaign.
+void resume_fuzz_state(const std::string& dir, FuzzState* state);
+void write_fuzz_state(const std::string& dir, const FuzzState& state);
+
+/// SIGINT/SIGTERM while `run` or `fuzz` works (issue 8): the first signal sets a flag that the
+/// command polls between cases (it then stops after the case in flight, writes what finished and
+/// exits 128 + the signal: 130, 143); the handler is reset, so a second signal ends the process
+/// at once. The guard restores the previous handlers.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+  /// 0 while no signal came, else the signal number.
+  static int signal();
+};
 
 /// Registers every backend built into this binary.
 void register_builtin_backends();

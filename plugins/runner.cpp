@@ -1,0 +1,591 @@
+// The sandboxed plugin runner: the "plugin:" backend family (plugins/plugins.h has the design).
+#include <fcntl.h>
+#include <omp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "core/error.h"
+#include "plugins/abi.h"
+#include "plugins/plugins.h"
+#include "plugins/protocol.h"
+
+extern char** environ;
+
+namespace convcheck {
+
+namespace pp = plugin_protocol;
+
+namespace {
+
+double initial_timeout() {
+  if (const char* e = std::getenv("CONVCHECK_PLUGIN_TIMEOUT")) {
+    char* end = nullptr;
+    const double v = std::strtod(e, &end);
+    if (end != e && *end == 0 && v > 0) return v;
+  }
+  return 60;
+}
+
+std::atomic<double> g_timeout{initial_timeout()};
+
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+const char* signal_abbrev(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGTRAP:
+      return "SIGTRAP";
+    case SIGSYS:
+      return "SIGSYS";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGXCPU:
+      return "SIGXCPU";
+  }
+  return nullptr;
+}
+
+std::string signal_text(int sig) {
+  const char* a = signal_abbrev(sig);
+  return (a ? std::string(a) : "signal " + std::to_string(sig)) + " (" + strsignal(sig) + ")";
+}
+
+std::string hex(uint64_t v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// Where each buffer of one run lies in the shared memory.
+struct Layout {
+  uint64_t page = 4096;
+  uint64_t total = 0;
+  int64_t offset[pp::kSlots] = {-1, -1, -1, -1};
+  uint64_t bytes[pp::kSlots] = {};
+  std::string name[pp::kSlots];
+  uint64_t span(int s) const { return (bytes[s] + page - 1) / page * page; }
+};
+
+unsigned char canary(uint64_t offset) {
+  return static_cast<unsigned char>((offset * 131u + 0x5Au) & 0xFFu);
+}
+
+// The child process and the shared memory of one plugin.
+class Sandbox {
+ public:
+  Sandbox(std::string label, std::string path) : label_(std::move(label)), path_(std::move(path)) {}
+  ~Sandbox() {
+    stop();
+    if (map_) munmap(map_, map_bytes_);
+    if (memfd_ >= 0) close(memfd_);
+  }
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  // Starts the host if none runs; returns its hello. Throws Crash or Timeout when it dies or hangs
+  // while loading the plugin, std::runtime_error when it cannot be started at all.
+  const pp::Hello& ensure() {
+    if (pid_ > 0) return hello_;
+    start();
+    return hello_;
+  }
+
+  pp::Reply call(pp::Request& req, const char* what, const Layout* layout) {
+    ensure();
+    if (!hello_.loaded) throw Crash("the plugin is not loaded: " + text(hello_.error));
+    req.threads = omp_get_max_threads();
+    if (send(sock_, &req, sizeof req, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof req)) {
+      died(what, layout);  // the host is gone (EPIPE): report how it died
+    }
+    pp::Reply reply;
+    receive(&reply, sizeof reply, pp::Type::reply, what, layout);
+    return reply;
+  }
+
+  // Makes the shared memory at least `bytes` long and mapped here; returns its base.
+  unsigned char* shared(uint64_t bytes) {
+    if (memfd_ < 0) open_memfd();
+    if (bytes > map_bytes_) {
+      if (ftruncate(memfd_, static_cast<off_t>(bytes)) != 0)
+        throw std::runtime_error(errno_text("plugin runner: cannot grow the shared memory"));
+      if (map_) munmap(map_, map_bytes_);
+      map_ = nullptr;
+      void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd_, 0);
+      if (m == MAP_FAILED)
+        throw std::runtime_error(errno_text("plugin runner: cannot map the shared memory"));
+      map_ = static_cast<unsigned char*>(m);
+      map_bytes_ = bytes;
+    }
+    return map_;
+  }
+  uint64_t shared_bytes() const { return map_bytes_; }
+
+  const std::string& label() const { return label_; }
+
+ private:
+  static std::string text(const char* t) { return plugin_abi::sanitize(t, pp::kText); }
+
+  void open_memfd() {
+    memfd_ = memfd_create("convcheck-plugin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (memfd_ < 0) throw std::runtime_error(errno_text("plugin runner: memfd_create"));
+    // The child may grow the file but never shrink it: pages the harness has mapped stay there.
+    fcntl(memfd_, F_ADD_SEALS, F_SEAL_SHRINK);
+  }
+
+  void start() {
+    if (memfd_ < 0) open_memfd();
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+      throw std::runtime_error(errno_text("plugin runner: socketpair"));
+    // Duplicates above the fds the child gets, so the dup2 actions never clobber each other.
+    const int child_sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
+    const int child_shm = fcntl(memfd_, F_DUPFD_CLOEXEC, 10);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, child_sock, pp::kSocketFd);
+    posix_spawn_file_actions_adddup2(&fa, child_shm, pp::kShmFd);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setpgroup(&at, 0);  // its own process group: a timeout kills all of it
+    posix_spawnattr_setflags(
+        &at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    const std::string host = plugin_host_path();
+    const std::string parent = std::to_string(getpid());
+    char* argv[] = {const_cast<char*>(host.c_str()), const_cast<char*>(parent.c_str()),
+                    const_cast<char*>(path_.c_str()), nullptr};
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, host.c_str(), &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(child_sock);
+    close(child_shm);
+    close(sv[1]);
+    if (rc != 0) {
+      close(sv[0]);
+      throw std::runtime_error("plugin runner: cannot start " + host + ": " + std::strerror(rc) +
+                               " (set CONVCHECK_PLUGIN_HOST to the convcheck-plugin-host binary)");
+    }
+    pid_ = pid;
+    sock_ = sv[0];
+    hello_ = pp::Hello();
+    receive(&hello_, sizeof hello_, pp::Type::hello, "loading the plugin", nullptr);
+    if (!hello_.loaded) stop();  // it exits by itself; reap it
+  }
+
+  // Closes the socket (the host exits on EOF) and reaps it, killing it if it lingers.
+  void stop() {
+    if (pid_ <= 0) return;
+    close(sock_);
+    sock_ = -1;
+    int status = 0;
+    for (int i = 0; i < 200; ++i) {  // up to 1 s
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    kill_child();
+  }
+
+  int kill_child() {
+    int status = 0;
+    if (pid_ > 0) {
+      kill(-pid_, SIGKILL);
+      kill(pid_, SIGKILL);
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    if (sock_ >= 0) close(sock_);
+    sock_ = -1;
+    pid_ = -1;
+    return status;
+  }
+
+  // Waits for a message of type `want` (a Fault may come first: the host is dying).
+  void receive(void* out, std::size_t size, pp::Type want, const char* what, const Layout* layout) {
+    const double limit = g_timeout.load();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+    alignas(8) unsigned char buf[sizeof(pp::Request) + sizeof(pp::Hello)];
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) timed_out(what, limit);
+      pollfd pf{sock_, POLLIN, 0};
+      const int r = poll(&pf, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) continue;  // re-check the deadline
+      const ssize_t got = recv(sock_, buf, sizeof buf, MSG_DONTWAIT);
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got <= 0) died(what, layout);
+      pp::Type type;
+      std::memcpy(&type, buf, sizeof type);
+      if (type == pp::Type::fault && got == static_cast<ssize_t>(sizeof(pp::Fault))) {
+        pp::Fault f;
+        std::memcpy(&f, buf, sizeof f);
+        fault_ = f;
+        continue;
+      }
+      if (type != want || got != static_cast<ssize_t>(size)) {
+        kill_child();
+        throw Crash("the plugin process broke the protocol while " + std::string(what) +
+                    " (a message of " + std::to_string(got) + " bytes, type " +
+                    std::to_string(static_cast<uint32_t>(type)) +
+                    "): did the plugin write to its file descriptors 3 or 4?");
+      }
+      std::memcpy(out, buf, size);
+      return;
+    }
+  }
+
+  [[noreturn]] void timed_out(const char* what, double limit) {
+    kill_child();
+    fault_.reset();
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", limit);
+    throw Timeout(label_ + " did not finish " + what + " within the plugin timeout of " + secs +
+                  " s (--plugin-timeout): its process was killed (SIGKILL) and is restarted for "
+                  "the next call");
+  }
+
+  // The host is gone: reap it and say how it died, as a guard violation when the fault address
+  // lies in a guard page, a canary tail or an operand.
+  [[noreturn]] void died(const char* what, const Layout* layout) {
+    // Give a dying host a moment to be reaped; one that merely closed its socket is killed.
+    int status = 0;
+    bool reaped = false;
+    for (int i = 0; i < 400 && !reaped; ++i) {  // up to 2 s
+      const pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_)
+        reaped = true;
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (reaped) {
+      close(sock_);
+      sock_ = -1;
+      pid_ = -1;
+    } else {
+      status = kill_child();
+    }
+    // A fault message may still be queued behind the EOF: it was read before, or is lost.
+    const std::optional<pp::Fault> fault = fault_;
+    fault_.reset();
+    std::string how;
+    if (WIFSIGNALED(status)) {
+      how = "the plugin process died of " + signal_text(WTERMSIG(status));
+    } else if (WIFEXITED(status)) {
+      how = "the plugin process exited with status " + std::to_string(WEXITSTATUS(status));
+    } else {
+      how = "the plugin process ended";
+    }
+    if (fault && (fault->signo == SIGSEGV || fault->signo == SIGBUS))
+      how += " at address " + hex(fault->address) +
+             (fault->in_shm ? "" : " (outside the buffers convcheck passed)");
+    how += " while " + std::string(what);
+    if (fault && layout && fault->in_shm) classify(*fault, *layout, how);
+    throw Crash(how + "; it is restarted for the next call");
+  }
+
+  // Throws GuardViolation when the fault is an out-of-bounds access or an operand write.
+  static void classify(const pp::Fault& f, const Layout& L, const std::string& how) {
+    const uint64_t o = f.offset;
+    const char* verb = f.access == 1 ? "wrote" : f.access == 0 ? "read" : "accessed";
+    auto bytes = [](uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); };
+    for (int s = 0; s < pp::kSlots; ++s) {
+      if (L.offset[s] < 0) continue;
+      const uint64_t start = static_cast<uint64_t>(L.offset[s]), end = start + L.bytes[s];
+      if (o >= start && o < end && s != pp::kResult && f.access != 0)
+        throw GuardViolation("operand_modified", std::string(verb) + " the operand " + L.name[s] +
+                                                     ", which it only reads (byte " +
+                                                     std::to_string(o - start) +
+                                                     "; mapped read-only): " + how);
+      if (o >= end && o < start + L.span(s))
+        throw GuardViolation("out_of_bounds", std::string(verb) + " " + bytes(o - end + 1) +
+                                                  " past the end of " + L.name[s] + ": " + how);
+    }
+    // A guard page: name the nearer buffer edge.
+    std::optional<std::pair<uint64_t, int>> after, before;  // (distance, slot)
+    for (int s = 0; s < pp::kSlots; ++s) {
+      if (L.offset[s] < 0) continue;
+      const uint64_t start = static_cast<uint64_t>(L.offset[s]), end = start + L.bytes[s];
+      if (o >= end && (!after || o - end < after->first)) after = {o - end, s};
+      if (o < start && (!before || start - o < before->first)) before = {start - o, s};
+    }
+    if (after && (!before || after->first < before->first))
+      throw GuardViolation("out_of_bounds", std::string(verb) + " " + bytes(after->first + 1) +
+                                                " past the end of " + L.name[after->second] +
+                                                " (a guard page): " + how);
+    if (before)
+      throw GuardViolation("out_of_bounds", std::string(verb) + " " + bytes(before->first) +
+                                                " before the start of " + L.name[before->second] +
+                                                " (a guard page): " + how);
+  }
+
+  std::string label_, path_;
+  pid_t pid_ = -1;
+  int sock_ = -1;
+  int memfd_ = -1;
+  unsigned char* map_ = nullptr;
+  uint64_t map_bytes_ = 0;
+  pp::Hello hello_;
+  std::optional<pp::Fault> fault_;
+};
+
+int64_t elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+class PluginBackend final : public Backend {
+ public:
+  explicit PluginBackend(const std::string& path)
+      : name_("plugin:" + path), path_(path), sandbox_(name_, resolve(path)) {}
+
+  std::string name() const override { return name_; }
+
+  Status available() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!availability_) availability_ = probe();
+    return *availability_;
+  }
+
+  Status can_implement(const Problem& p) const override {
+    if (Status s = available(); !s.ok()) return s;
+    try {
+      geometry(p);
+    } catch (const InvalidArgument& e) {  // derived problems are asked before they are validated
+      return Status::Error(std::string("not a valid problem: ") + e.what());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string d = to_string(p);
+    if (auto it = can_.find(d); it != can_.end()) return it->second;
+    pp::Request req = request(pp::Type::can_implement, p, d);
+    const pp::Reply r = sandbox_.call(req, "answering can_implement", nullptr);
+    const std::string reason = plugin_abi::sanitize(r.text, sizeof r.text);
+    const Status s =
+        r.rc == 0 ? Status::Ok()
+                  : Status::Error(reason.empty() ? "declined (the plugin gave no reason)" : reason);
+    can_.emplace(d, s);
+    return s;
+  }
+
+  NumericContract contract(const Problem& p) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string d = to_string(p);
+    if (auto it = contracts_.find(d); it != contracts_.end()) return it->second;
+    pp::Request req = request(pp::Type::contract, p, d);
+    const pp::Reply r = sandbox_.call(req, "declaring its contract", nullptr);
+    if (r.rc != 0)
+      throw Crash("the plugin's contract() failed (returned " + std::to_string(r.rc) +
+                  "): " + plugin_abi::sanitize(r.text, sizeof r.text));
+    NumericContract k;
+    try {
+      k = plugin_abi::from_abi(r.contract);
+    } catch (const InvalidArgument& e) {
+      throw Crash(std::string("the plugin declared an invalid contract: ") + e.what());
+    }
+    if (k.name.empty()) k.name = "plugin";
+    contracts_.emplace(d, k);
+    return k;
+  }
+
+  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string d = to_string(p);
+    pp::Request req = request(pp::Type::run, p, d);
+    req.problem = plugin_abi::to_abi(p, g, d);
+
+    // Layout: [guard] input [guard] filter [guard] out_backprop [guard] result [guard], each
+    // buffer page aligned, the roles the op does not read left out.
+    Layout L;
+    L.page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const void* src[pp::kSlots] = {};
+    const Role roles[] = {Role::input, Role::filter, Role::out_backprop};
+    uint64_t at = L.page;
+    for (int s = 0; s < pp::kSlots; ++s) {
+      if (s < pp::kResult) {
+        const ConstTensorView* v = in.get(roles[s]);
+        if (!v) continue;
+        src[s] = v->data;
+        L.bytes[s] = static_cast<uint64_t>(elements(v->shape)) * dtype_size(v->dtype);
+        L.name[s] = role_name(roles[s]);
+      } else {
+        src[s] = result.data;
+        L.bytes[s] = static_cast<uint64_t>(elements(result.shape)) * dtype_size(result.dtype);
+        L.name[s] = result_name(p.op);
+      }
+      L.offset[s] = static_cast<int64_t>(at);
+      at += L.span(s) + L.page;
+    }
+    L.total = at;
+    unsigned char* base = sandbox_.shared(L.total);
+    for (int s = 0; s < pp::kSlots; ++s) {
+      if (L.offset[s] < 0) continue;
+      unsigned char* dst = base + L.offset[s];
+      if (L.bytes[s]) std::memcpy(dst, src[s], L.bytes[s]);  // the result: the caller's poison
+      for (uint64_t o = L.offset[s] + L.bytes[s]; o < L.offset[s] + L.span(s); ++o)
+        base[o] = canary(o);
+      req.offset[s] = L.offset[s];
+      req.bytes[s] = L.bytes[s];
+    }
+    req.shm_bytes = sandbox_.shared_bytes();
+
+    const pp::Reply r = sandbox_.call(req, "running the op", &L);
+    last_ms_ = r.ms;
+    if (r.host_error) throw Crash("the plugin host failed: " + plugin_abi::sanitize(r.text, 1024));
+    base = sandbox_.shared(L.total);
+    for (int s = 0; s < pp::kSlots; ++s) {
+      if (L.offset[s] < 0) continue;
+      const uint64_t end = L.offset[s] + L.bytes[s];
+      for (uint64_t o = end; o < L.offset[s] + L.span(s); ++o) {
+        if (base[o] != canary(o))
+          throw GuardViolation("out_of_bounds",
+                               "wrote past the end of " + L.name[s] + " (its canary byte " +
+                                   std::to_string(o - end) +
+                                   " after the last element changed; the canaries fill the "
+                                   "buffer's last page, a guard page follows)");
+      }
+      if (s != pp::kResult && L.bytes[s] && std::memcmp(base + L.offset[s], src[s], L.bytes[s]))
+        throw GuardViolation("operand_modified",
+                             "modified the operand " + L.name[s] + ", which it only reads");
+    }
+    if (r.rc != 0)
+      throw Crash("the plugin's run() reported an error (returned " + std::to_string(r.rc) +
+                  "): " + plugin_abi::sanitize(r.text, sizeof r.text));
+    if (L.bytes[pp::kResult])
+      std::memcpy(result.data, base + L.offset[pp::kResult], L.bytes[pp::kResult]);
+  }
+
+ private:
+  static std::string resolve(const std::string& path) {
+    if (path.find('/') == std::string::npos) return path;  // dlopen's library search
+    char buf[PATH_MAX];
+    return realpath(path.c_str(), buf) ? std::string(buf) : path;
+  }
+
+  pp::Request request(pp::Type type, const Problem& p, const std::string& d) const {
+    if (d.size() >= pp::kDescriptor)
+      throw std::runtime_error("plugin runner: descriptor too long for the protocol: " + d);
+    pp::Request req;
+    req.type = type;
+    req.problem = plugin_abi::to_abi(p, geometry(p), d);
+    std::memcpy(req.descriptor, d.c_str(), d.size() + 1);
+    return req;
+  }
+
+  Status probe() const {
+    if (path_.find('/') != std::string::npos && access(path_.c_str(), R_OK) != 0)
+      return Status::Error("cannot read the plugin " + path_ + ": " + std::strerror(errno));
+    try {
+      const pp::Hello& h = sandbox_.ensure();
+      if (!h.loaded)
+        return Status::Error("cannot load the plugin: " +
+                             plugin_abi::sanitize(h.error, sizeof h.error));
+      if (h.memory == CONVCHECK_MEMORY_DEVICE)
+        return Status::Error(
+            "the plugin declares device memory (CONVCHECK_MEMORY_DEVICE); this convcheck's plugin "
+            "runner stages host memory only");
+      if (h.memory != CONVCHECK_MEMORY_HOST)
+        return Status::Error("the plugin declares an unknown memory kind " +
+                             std::to_string(h.memory));
+      if (h.has_available) {
+        pp::Request req;
+        req.type = pp::Type::available;
+        const pp::Reply r = sandbox_.call(req, "answering available", nullptr);
+        if (r.rc != 0) return Status::Error(plugin_abi::sanitize(r.text, sizeof r.text));
+      }
+      return Status::Ok();
+    } catch (const std::exception& e) {  // Crash, Timeout, or the host could not start
+      return Status::Error(std::string("the plugin failed while loading: ") + e.what());
+    }
+  }
+
+  std::string name_, path_;
+  mutable std::mutex mu_;
+  mutable Sandbox sandbox_;
+  mutable std::optional<Status> availability_;
+  mutable std::map<std::string, Status> can_;
+  mutable std::map<std::string, NumericContract> contracts_;
+  double last_ms_ = 0;
+};
+
+}  // namespace
+
+void set_plugin_timeout(double seconds) {
+  if (!(seconds > 0))
+    throw InvalidArgument("--plugin-timeout must be a positive number of seconds, got " +
+                          std::to_string(seconds));
+  g_timeout = seconds;
+}
+
+double plugin_timeout() {
+  return g_timeout.load();
+}
+
+std::string plugin_host_path() {
+  if (const char* e = std::getenv("CONVCHECK_PLUGIN_HOST"); e && *e) return e;
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = 0;
+    std::string dir(self);
+    dir.erase(dir.find_last_of('/') + 1);
+    const std::string beside = dir + "convcheck-plugin-host";
+    if (access(beside.c_str(), X_OK) == 0) return beside;
+  }
+  return CONVCHECK_PLUGIN_HOST_BUILD_PATH;
+}
+
+void register_plugin_backends(Registry& registry) {
+  registry.add("plugin:",
+               "a third-party kernel behind the C ABI (plugins/convcheck_plugin.h), run in a "
+               "sandboxed child process: plugin:PATH/TO/LIB.so",
+               [](const std::string& path) { return std::make_unique<PluginBackend>(path); });
+}
+
+}  // namespace convcheck

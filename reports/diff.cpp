@@ -1,0 +1,234 @@
+#include "reports/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include "reports/json.h"
+
+namespace convcheck::reports {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool judged(const Record& r) {
+  return r.verdict == "pass" || r.verdict == "fail";
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+json::Value change_json(const Change& c) {
+  using namespace json;
+  Value o = make_object();
+  add(o, "backend", make_string(c.b.backend));
+  add(o, "descriptor", make_string(c.b.descriptor));
+  add(o, "seed", make_number(static_cast<double>(c.b.seed)));
+  add(o, "fill", make_string(c.b.fill));
+  add(o, "tag", make_string(c.b.tag));
+  Value a = make_object(), b = make_object();
+  for (auto [x, r] : {std::pair<Value*, const Record*>{&a, &c.a}, {&b, &c.b}}) {
+    add(*x, "verdict", make_string(r->verdict));
+    add(*x, "check", make_string(r->check));
+    add(*x, "reason", make_string(r->reason));
+    add(*x, "bound_usage", make_number(r->bound_usage));
+    add(*x, "ms", make_number(r->ms));
+    add(*x, "repro", make_string(r->repro));
+  }
+  add(o, "a", a);
+  add(o, "b", b);
+  return o;
+}
+
+}  // namespace
+
+bool DiffResult::regression() const {
+  return !new_failures.empty() || !bound_growth.empty() || slower_groups() > 0;
+}
+
+int64_t DiffResult::slower_groups() const {
+  return std::count_if(perf.begin(), perf.end(),
+                       [](const PerfGroup& g) { return g.change == PerfGroup::Change::slower; });
+}
+
+DiffResult diff(const std::vector<Record>& a, const std::vector<Record>& b,
+                const DiffOptions& options) {
+  DiffResult d;
+  std::unordered_map<std::string, const Record*> in_a;
+  for (const Record& r : a) in_a[r.key()] = &r;
+  std::unordered_map<std::string, bool> seen;
+  // (backend, op) -> log ratios; backend -> all log ratios
+  std::map<std::pair<std::string, std::string>, std::vector<double>> groups;
+  std::map<std::string, std::vector<double>> per_backend;
+  for (const Record& rb : b) {
+    auto it = in_a.find(rb.key());
+    if (it == in_a.end()) {
+      ++d.only_b;
+      continue;
+    }
+    seen[rb.key()] = true;
+    ++d.matched;
+    const Record& ra = *it->second;
+    const bool fa = is_failure(ra.verdict), fb = is_failure(rb.verdict);
+    if (!fa && fb) {
+      d.new_failures.push_back({ra, rb});
+    } else if (fa && rb.verdict == "pass") {
+      d.fixed.push_back({ra, rb});
+    } else if (ra.verdict != rb.verdict) {
+      d.other.push_back({ra, rb});
+    } else if (judged(ra) && judged(rb) && rb.bound_usage > options.bound_floor &&
+               rb.bound_usage > options.bound_growth * ra.bound_usage) {
+      d.bound_growth.push_back({ra, rb});
+    }
+    if (ra.verdict != "unsupported" && rb.verdict != "unsupported" && ra.ms >= options.min_ms &&
+        rb.ms >= options.min_ms && std::isfinite(ra.ms) && std::isfinite(rb.ms)) {
+      const double lr = std::log(rb.ms / ra.ms);
+      groups[{rb.backend, rb.op}].push_back(lr);
+      per_backend[rb.backend].push_back(lr);
+    } else {
+      ++d.perf_untimed;
+    }
+  }
+  for (const Record& r : a)
+    if (!seen.count(r.key())) ++d.only_a;
+
+  std::map<std::string, double> sigma;
+  for (auto& [backend, v] : per_backend) {
+    const double m = median(v);
+    std::vector<double> dev;
+    for (double x : v) dev.push_back(std::fabs(x - m));
+    sigma[backend] = 1.4826 * median(dev);
+  }
+  for (const auto& [key, v] : groups) {
+    if (static_cast<int64_t>(v.size()) < options.min_pairs) continue;
+    PerfGroup g;
+    g.backend = key.first;
+    g.op = key.second;
+    g.pairs = static_cast<int64_t>(v.size());
+    g.sigma = sigma[key.first];
+    const double m = median(v);
+    g.median_ratio = std::exp(m);
+    const double se = 1.2533 * g.sigma / std::sqrt(static_cast<double>(v.size()));
+    const double limit = std::max(std::log1p(options.min_slowdown), options.z * se);
+    g.threshold = std::exp(limit);
+    if (m > limit) g.change = PerfGroup::Change::slower;
+    if (m < -limit) g.change = PerfGroup::Change::faster;
+    d.perf.push_back(g);
+  }
+  return d;
+}
+
+std::string diff_text(const DiffResult& d, const std::string& a_name, const std::string& b_name) {
+  std::string o = "report diff " + a_name + " -> " + b_name + ": " + std::to_string(d.matched) +
+                  " (case, backend) pairs in both";
+  if (d.only_a || d.only_b)
+    o += " (" + std::to_string(d.only_a) + " only in A, " + std::to_string(d.only_b) +
+         " only in B: not compared)";
+  o += "\n";
+  auto list = [&](const char* title, const std::vector<Change>& cs, bool show_usage) {
+    o += "\n" + std::string(title) + " (" + std::to_string(cs.size()) + ")\n";
+    if (cs.empty()) return;
+    char head[200];
+    std::snprintf(head, sizeof head, "  %-14s %-22s %-22s %s\n", "backend", "A", "B", "case");
+    o += head;
+    for (const Change& c : cs) {
+      auto v = [&](const Record& r) {
+        std::string s = r.verdict + (r.check.empty() ? "" : " [" + r.check + "]");
+        if (show_usage) s = "usage " + fmt("%.3g", r.bound_usage);
+        return s;
+      };
+      char line[400];
+      std::snprintf(line, sizeof line, "  %-14s %-22s %-22s ", c.b.backend.c_str(), v(c.a).c_str(),
+                    v(c.b).c_str());
+      o += line + c.b.descriptor + " (fill " + c.b.fill + ", seed " + std::to_string(c.b.seed) +
+           ")\n";
+      if (!c.b.reason.empty() && !show_usage) o += "      B: " + c.b.reason + "\n";
+      o += "      repro: " + c.b.repro + "\n";
+    }
+  };
+  list("NEW FAILURES", d.new_failures, false);
+  list("FIXED", d.fixed, false);
+  list("BOUND USAGE GREW (> 2x and > 0.5)", d.bound_growth, true);
+  list("OTHER VERDICT CHANGES", d.other, false);
+  o += "\nPERFORMANCE (median time ratio B/A per backend and op; noise from the per-case "
+       "spread)\n";
+  if (d.perf.empty()) {
+    o += "  not judged: no group of enough cases timed at >= 1 ms in both runs (" +
+         std::to_string(d.perf_untimed) + " pairs untimed or too short)\n";
+  } else {
+    char head[200];
+    std::snprintf(head, sizeof head, "  %-14s %-34s %6s %9s %10s %8s  %s\n", "backend", "op",
+                  "pairs", "B/A", "threshold", "sigma", "change");
+    o += head;
+    for (const PerfGroup& g : d.perf) {
+      char line[300];
+      std::snprintf(line, sizeof line, "  %-14s %-34s %6lld %9.3f %10.3f %8.3f  %s\n",
+                    g.backend.c_str(), g.op.c_str(), static_cast<long long>(g.pairs),
+                    g.median_ratio, g.threshold, g.sigma,
+                    g.change == PerfGroup::Change::slower   ? "SLOWER"
+                    : g.change == PerfGroup::Change::faster ? "faster"
+                                                            : "within noise");
+      o += line;
+    }
+  }
+  o += "\n";
+  if (d.regression()) {
+    o += "REGRESSION: " + std::to_string(d.new_failures.size()) + " new failure(s), " +
+         std::to_string(d.bound_growth.size()) + " bound-usage growth(s), " +
+         std::to_string(d.slower_groups()) + " slower group(s)\n";
+  } else {
+    o += "no regression (" + std::to_string(d.fixed.size()) + " fixed)\n";
+  }
+  return o;
+}
+
+std::string diff_json(const DiffResult& d, const std::string& a_name, const std::string& b_name) {
+  using namespace json;
+  Value o = make_object();
+  add(o, "a", make_string(a_name));
+  add(o, "b", make_string(b_name));
+  add(o, "regression", make_bool(d.regression()));
+  add(o, "matched", make_number(static_cast<double>(d.matched)));
+  add(o, "only_a", make_number(static_cast<double>(d.only_a)));
+  add(o, "only_b", make_number(static_cast<double>(d.only_b)));
+  for (auto [name, cs] :
+       {std::pair<const char*, const std::vector<Change>*>{"new_failures", &d.new_failures},
+        {"fixed", &d.fixed},
+        {"bound_growth", &d.bound_growth},
+        {"other_changes", &d.other}}) {
+    Value a = make_array();
+    for (const Change& c : *cs) a.items.push_back(change_json(c));
+    add(o, name, a);
+  }
+  Value perf = make_array();
+  for (const PerfGroup& g : d.perf) {
+    Value x = make_object();
+    add(x, "backend", make_string(g.backend));
+    add(x, "op", make_string(g.op));
+    add(x, "pairs", make_number(static_cast<double>(g.pairs)));
+    add(x, "median_ratio", make_number(g.median_ratio));
+    add(x, "threshold", make_number(g.threshold));
+    add(x, "sigma", make_number(g.sigma));
+    add(x, "change",
+        make_string(g.change == PerfGroup::Change::slower   ? "slower"
+                    : g.change == PerfGroup::Change::faster ? "faster"
+                                                            : "none"));
+    perf.items.push_back(x);
+  }
+  add(o, "performance", perf);
+  add(o, "perf_untimed", make_number(static_cast<double>(d.perf_untimed)));
+  return dump(o, 1) + "\n";
+}
+
+}  // namespace convcheck::reports

@@ -1,0 +1,466 @@
+// report.html: see render.h. Everything is drawn here, in C++, as HTML tables and inline SVG;
+// the page's script only adds the failure filter and checks that every section rendered.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "reports/render.h"
+
+namespace convcheck::reports {
+
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += (c < 0x20 && c != '\n' && c != '\t') ? '?' : static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+const char* kStyle = R"(
+body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:18px 28px}
+header h1{margin:0 0 6px 0;font-size:22px;font-weight:600}
+header .sub{color:#c8cfdb;font-size:13px}
+main{padding:10px 28px 40px 28px;max-width:1400px}
+section{overflow-x:auto;background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:18px 0;padding:14px 18px}
+h2{font-size:17px;margin:0 0 10px 0}
+h3{font-size:14px;margin:14px 0 6px 0}
+table{border-collapse:collapse;font-size:12.5px}
+th,td{border:1px solid #e1e4ea;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f5;font-weight:600}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.ok{background:#e3f4e6}.bad{background:#fbe1e0}.warn{background:#fdf1d6}.na{background:#f0f1f3;color:#7a8190}
+.pill{display:inline-block;border-radius:10px;padding:2px 9px;margin:2px 4px 2px 0;font-size:12.5px}
+code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11.5px;word-break:break-all}
+.note{color:#5a6272;font-size:12.5px;margin:6px 0}
+.hist{display:inline-block;margin:4px 18px 8px 0;vertical-align:top}
+input#failure-filter{width:360px;padding:4px 6px;margin:0 0 8px 0;font-size:12.5px}
+)";
+
+const char* kScript = R"(
+(function () {
+  var body = document.body;
+  var input = document.getElementById('failure-filter');
+  if (input) {
+    input.addEventListener('input', function () {
+      var q = input.value.toLowerCase();
+      var rows = document.querySelectorAll('#failures tbody tr');
+      var shown = 0;
+      for (var i = 0; i < rows.length; i++) {
+        var hit = rows[i].textContent.toLowerCase().indexOf(q) >= 0;
+        rows[i].style.display = hit ? '' : 'none';
+        if (hit) shown++;
+      }
+      document.getElementById('failure-count').textContent = shown + ' shown';
+    });
+  }
+  var want = ['summary', 'verdicts', 'bound-usage', 'failures', 'coverage', 'performance',
+              'environment'];
+  var done = [];
+  for (var k = 0; k < want.length; k++) {
+    var s = document.getElementById(want[k]);
+    if (s && s.querySelector('h2') && s.children.length > 1) done.push(want[k]);
+  }
+  body.setAttribute('data-sections', done.join(','));
+  if (done.length === want.length && !body.getAttribute('data-errors'))
+    body.setAttribute('data-rendered', 'ok');
+})();
+)";
+
+// One SVG histogram: bars for `counts` with `labels` under them.
+std::string histogram(const std::string& title, const std::vector<std::string>& labels,
+                      const std::vector<int64_t>& counts, const std::vector<std::string>& colors) {
+  const int bar = 44, gap = 8, left = 36, top = 40, height = 120, bottom = 40;
+  const int width = left + static_cast<int>(labels.size()) * (bar + gap) + 10;
+  int64_t max = 1;
+  for (int64_t c : counts) max = std::max(max, c);
+  std::string o = "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                  std::to_string(width) + "\" height=\"" + std::to_string(top + height + bottom) +
+                  "\" role=\"img\" aria-label=\"" + esc(title) + "\">";
+  o += "<text x=\"" + std::to_string(left) +
+       "\" y=\"15\" font-size=\"13\" font-weight=\"600\" fill=\"#1d2330\">" + esc(title) +
+       "</text>";
+  o += "<line x1=\"" + std::to_string(left - 4) + "\" y1=\"" + std::to_string(top + height) +
+       "\" x2=\"" + std::to_string(width - 6) + "\" y2=\"" + std::to_string(top + height) +
+       "\" stroke=\"#8a93a3\"/>";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const int x = left + static_cast<int>(i) * (bar + gap);
+    const int h = counts[i] == 0 ? 0
+                                 : std::max(2, static_cast<int>(std::lround(
+                                                   static_cast<double>(height) * counts[i] / max)));
+    o += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(top + height - h) +
+         "\" width=\"" + std::to_string(bar) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
+         colors[i] + "\"><title>" + esc(labels[i]) + ": " + std::to_string(counts[i]) +
+         "</title></rect>";
+    o += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" +
+         std::to_string(top + height - h - 4) +
+         "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#1d2330\">" +
+         std::to_string(counts[i]) + "</text>";
+    o +=
+        "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" + std::to_string(top + height + 14) +
+        "\" font-size=\"10\" text-anchor=\"middle\" fill=\"#5a6272\">" + esc(labels[i]) + "</text>";
+  }
+  o += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(top + height + 32) +
+       "\" font-size=\"10\" fill=\"#5a6272\">bound usage max |got - exact| / tau (log-scale "
+       "bins; over 1 fails)</text>";
+  return o + "</svg>";
+}
+
+// Horizontal bars (performance): one per label, value in ms.
+std::string bars(const std::string& title, const std::vector<std::string>& labels,
+                 const std::vector<double>& values, const std::string& unit) {
+  const int left = 340, row = 18, top = 24, barmax = 360;
+  const int height = top + static_cast<int>(labels.size()) * row + 10;
+  double max = 1e-12;
+  for (double v : values) max = std::max(max, v);
+  std::string o = "<svg class=\"bars\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+                  std::to_string(left + barmax + 90) + "\" height=\"" + std::to_string(height) +
+                  "\" role=\"img\" aria-label=\"" + esc(title) + "\">";
+  o += "<text x=\"0\" y=\"15\" font-size=\"13\" font-weight=\"600\" fill=\"#1d2330\">" +
+       esc(title) + "</text>";
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const int y = top + static_cast<int>(i) * row;
+    const int w = std::max(1, static_cast<int>(std::lround(barmax * values[i] / max)));
+    o += "<text x=\"" + std::to_string(left - 6) + "\" y=\"" + std::to_string(y + 12) +
+         "\" font-size=\"11\" text-anchor=\"end\" fill=\"#1d2330\">" + esc(labels[i]) + "</text>";
+    o += "<rect x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(y + 2) + "\" width=\"" +
+         std::to_string(w) + "\" height=\"" + std::to_string(row - 5) + "\" fill=\"#5b8bd0\"/>";
+    o += "<text x=\"" + std::to_string(left + w + 5) + "\" y=\"" + std::to_string(y + 12) +
+         "\" font-size=\"11\" fill=\"#1d2330\">" + fmt("%.3g", values[i]) + " " + esc(unit) +
+         "</text>";
+  }
+  return o + "</svg>";
+}
+
+const char* verdict_class(const std::map<std::string, int64_t>& m) {
+  auto n = [&](const char* v) {
+    auto it = m.find(v);
+    return it == m.end() ? 0 : it->second;
+  };
+  if (n("fail") + n("crashed") + n("timeout") > 0) return "bad";
+  if (n("mistrusted") > 0) return "warn";
+  if (n("pass") > 0) return "ok";
+  return "na";
+}
+
+std::string verdict_cell(const std::map<std::string, int64_t>& m) {
+  std::string o;
+  for (const char* v : kVerdicts) {
+    auto it = m.find(v);
+    if (it == m.end() || it->second == 0) continue;
+    if (!o.empty()) o += " &middot; ";
+    o += std::to_string(it->second) + " " + v;
+  }
+  return o.empty() ? "&mdash;" : o;
+}
+
+}  // namespace
+
+std::string report_html(const RunInfo& info, const std::vector<Record>& records) {
+  std::vector<std::string> backends;
+  for (const BackendLabel& b : info.backends) backends.push_back(b.name);
+  for (const Record& r : records)
+    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
+      backends.push_back(r.backend);
+
+  std::map<std::string, int64_t> totals;
+  std::set<std::string> cases;
+  for (const Record& r : records) {
+    ++totals[r.verdict];
+    cases.insert(r.case_key());
+  }
+  const int64_t planned = info.planned_cases();
+  const int64_t planned_pairs = planned * static_cast<int64_t>(info.backends.size());
+  const bool complete = static_cast<int64_t>(records.size()) >= planned_pairs;
+
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  o += "<title>convcheck report: " + esc(info.suite) + "</title>";
+  o += "<style>" + std::string(kStyle) + "</style>";
+  // Errors in the page's own script land on <body data-errors> (the headless test reads it).
+  o += "<script>window.onerror=function(m,s,l){var b=document.body||document.documentElement;"
+       "b.setAttribute('data-errors',(b.getAttribute('data-errors')||'')+m+' (line '+l+'); ');"
+       "};</script>";
+  o += "</head><body>";
+  o += "<header><h1>convcheck run: " + esc(info.suite) + "</h1><div class=\"sub\">" +
+       std::to_string(cases.size()) + " of " + std::to_string(planned) + " cases, " +
+       std::to_string(records.size()) + " of " + std::to_string(planned_pairs) +
+       " (case, backend) pairs" + (complete ? "" : " &mdash; <b>incomplete</b>") +
+       (info.interrupted ? " (interrupted; rerun with --resume)" : "") + " &middot; backends " +
+       esc([&] {
+         std::string s;
+         for (const BackendLabel& b : info.backends)
+           s += (s.empty() ? "" : ", ") + b.name +
+                (b.name == b.implementation ? "" : " (stood in for by " + b.implementation + ")");
+         return s;
+       }()) +
+       " &middot; " + esc(info.started) +
+       (info.finished.empty() ? "" : " to " + esc(info.finished)) + "</div></header><main>";
+
+  // --- summary -----------------------------------------------------------------------------
+  o += "<section id=\"summary\"><h2>Summary</h2><div>";
+  for (const char* v : kVerdicts) {
+    const int64_t n = totals.count(v) ? totals[v] : 0;
+    const char* cls = std::string(v) == "pass"         ? "ok"
+                      : is_failure(v)                  ? (n ? "bad" : "na")
+                      : std::string(v) == "mistrusted" ? (n ? "warn" : "na")
+                                                       : "na";
+    o += "<span class=\"pill " + std::string(cls) + "\">" + std::to_string(n) + " " + v + "</span>";
+  }
+  o += "</div>";
+  if (!info.skipped.empty()) {
+    o += "<p class=\"note\">Backends not run: ";
+    for (std::size_t i = 0; i < info.skipped.size(); ++i)
+      o += (i ? "; " : "") + esc(info.skipped[i].first) + " (" + esc(info.skipped[i].second) + ")";
+    o += "</p>";
+  }
+  o += "<p class=\"note\">fail, crashed and timeout fail the run; unsupported (the backend "
+       "declined, with its reason) and mistrusted (too degenerate to judge) do not, and are "
+       "never counted as passed.</p></section>";
+
+  // --- verdict matrix ----------------------------------------------------------------------
+  std::map<std::pair<std::string, std::string>,
+           std::map<std::string, std::map<std::string, int64_t>>>
+      matrix;  // (op, dtype) -> backend -> verdict -> n
+  for (const Record& r : records) ++matrix[{r.op, r.dtype}][r.backend][r.verdict];
+  o += "<section id=\"verdicts\"><h2>Verdicts: op &times; dtype &times; backend</h2>";
+  o += "<table><thead><tr><th>op</th><th>dtype</th>";
+  for (const std::string& b : backends) o += "<th>" + esc(b) + "</th>";
+  o += "</tr></thead><tbody>";
+  int rows = 0;
+  for (Op op : kAllOps) {
+    for (DType t : kAllDTypes) {
+      auto it = matrix.find({op_name(op), dtype_name(t)});
+      if (it == matrix.end()) continue;
+      ++rows;
+      o += "<tr><td>" + std::string(op_name(op)) + "</td><td>" + dtype_name(t) + "</td>";
+      for (const std::string& b : backends) {
+        auto jt = it->second.find(b);
+        if (jt == it->second.end()) {
+          o += "<td class=\"na\">&mdash;</td>";
+          continue;
+        }
+        o += "<td class=\"" + std::string(verdict_class(jt->second)) + "\">" +
+             verdict_cell(jt->second) + "</td>";
+      }
+      o += "</tr>";
+    }
+  }
+  if (rows == 0)
+    o += "<tr><td colspan=\"" + std::to_string(2 + backends.size()) +
+         "\">no case recorded</td></tr>";
+  o += "</tbody></table></section>";
+
+  // --- bound usage -------------------------------------------------------------------------
+  static const std::vector<std::string> labels = {"0",    "<1e-6", "1e-6",    "1e-5",  "1e-4",
+                                                  "1e-3", "1e-2",  "0.1-0.5", "0.5-1", ">1"};
+  auto bin_of = [](double u) -> std::size_t {
+    if (std::isnan(u) || u > 1) return 9;
+    if (u == 0) return 0;
+    if (u < 1e-6) return 1;
+    if (u < 1e-5) return 2;
+    if (u < 1e-4) return 3;
+    if (u < 1e-3) return 4;
+    if (u < 1e-2) return 5;
+    if (u < 0.1) return 6;
+    if (u < 0.5) return 7;
+    return 8;
+  };
+  std::vector<std::string> colors(labels.size(), "#5b8bd0");
+  colors[8] = "#e0a43a";
+  colors[9] = "#d0524b";
+  o += "<section id=\"bound-usage\"><h2>Bound usage per backend</h2>";
+  o += "<p class=\"note\">For each judged (case, backend) pair: the largest |got &minus; exact| / "
+       "tau over the result, tau being the error bound of the backend's own numeric contract. 0 "
+       "means bit-exact; the bins from 1e-6 on are decades; above 1 the pair fails.</p>";
+  for (const std::string& b : backends) {
+    std::vector<int64_t> counts(labels.size(), 0);
+    double max = 0;
+    int64_t n = 0;
+    for (const Record& r : records) {
+      if (r.backend != b || (r.verdict != "pass" && r.verdict != "fail")) continue;
+      ++counts[bin_of(r.bound_usage)];
+      max = std::max(max, r.bound_usage);
+      ++n;
+    }
+    o += "<div class=\"hist\">" +
+         histogram(b + " (" + std::to_string(n) + " judged, max " + fmt("%.3g", max) + ")", labels,
+                   counts, colors) +
+         "</div>";
+  }
+  o += "</section>";
+
+  // --- failures ----------------------------------------------------------------------------
+  std::vector<const Record*> failures;
+  for (const Record& r : records)
+    if (is_failure(r.verdict)) failures.push_back(&r);
+  o += "<section id=\"failures\"><h2>Failures (" + std::to_string(failures.size()) + ")</h2>";
+  if (failures.empty()) {
+    o += "<p class=\"ok pill\">No failure: every judged pair passed or was not judged "
+         "(unsupported, mistrusted).</p>";
+  } else {
+    const std::size_t shown = std::min<std::size_t>(failures.size(), 1000);
+    o += "<input id=\"failure-filter\" type=\"search\" placeholder=\"filter: backend, op, "
+         "check, text...\"> <span id=\"failure-count\" class=\"note\">" +
+         std::to_string(shown) + " shown</span>";
+    o += "<table><thead><tr><th>backend</th><th>verdict</th><th>check</th><th>case</th>"
+         "<th>reason</th><th>repro</th></tr></thead><tbody>";
+    for (std::size_t i = 0; i < shown; ++i) {
+      const Record& r = *failures[i];
+      o += "<tr><td>" + esc(r.backend) + "</td><td class=\"bad\">" + esc(r.verdict) + "</td><td>" +
+           esc(r.check) + "</td><td><code>" + esc(r.descriptor) + "</code><br>fill " + esc(r.fill) +
+           ", seed " + std::to_string(r.seed) + (r.tag.empty() ? "" : ", tag " + esc(r.tag)) +
+           "</td><td>" + esc(r.reason) + "</td><td><code>" + esc(r.repro) + "</code></td></tr>";
+    }
+    o += "</tbody></table>";
+    if (shown < failures.size())
+      o += "<p class=\"note\">" + std::to_string(failures.size() - shown) +
+           " more in results.jsonl.</p>";
+  }
+  o += "</section>";
+
+  // --- coverage ----------------------------------------------------------------------------
+  const json::Value summary = json::parse(summary_json(info, records));
+  const json::Value& cov = json::field(summary, "coverage");
+  o += "<section id=\"coverage\"><h2>Coverage of the equivalence classes</h2>";
+  o += "<p class=\"note\">Cases per class and op, &ldquo;ran&rdquo; in brackets when fewer ran "
+       "(a case runs when a backend executed it). Red: the op admits the class and no case of "
+       "it ran. &mdash;: the op does not admit the class.</p>";
+  o += "<table><thead><tr><th>class</th>";
+  for (Op op : kAllOps) {
+    std::string name = op_name(op);  // let long op names wrap after their underscores
+    for (std::size_t at = name.find('_'); at != std::string::npos; at = name.find('_', at + 6))
+      name.insert(at + 1, "<wbr>");
+    o += "<th>" + name + "</th>";
+  }
+  o += "<th>all</th></tr></thead><tbody>";
+  for (const json::Value& c : json::field(cov, "classes").items) {
+    o += "<tr><td title=\"" + esc(json::string_of(c, "description")) + "\">" +
+         esc(json::string_of(c, "class")) + "</td>";
+    const json::Value& by_op = json::field(c, "by_op");
+    for (Op op : kAllOps) {
+      const json::Value* x = by_op.find(op_name(op));
+      if (x == nullptr) {
+        o += "<td class=\"na\">&mdash;</td>";
+        continue;
+      }
+      const int64_t n = json::integer_of(*x, "cases"), ran = json::integer_of(*x, "ran");
+      o += "<td class=\"num " + std::string(ran > 0 ? "ok" : "bad") + "\">" + std::to_string(n) +
+           (ran != n ? " (" + std::to_string(ran) + ")" : "") + "</td>";
+    }
+    o += "<td class=\"num\">" + std::to_string(json::integer_of(c, "cases")) + "</td></tr>";
+  }
+  o += "</tbody></table>";
+  const json::Value& not_run = json::field(cov, "not_run");
+  o += "<p class=\"note\">Classes with no case that ran: ";
+  if (not_run.items.empty()) o += "none";
+  for (std::size_t i = 0; i < not_run.items.size(); ++i)
+    o += (i ? ", " : "") + esc(not_run.items[i].s);
+  o += ".</p></section>";
+
+  // --- performance -------------------------------------------------------------------------
+  o += "<section id=\"performance\"><h2>Performance</h2>";
+  o += "<p class=\"note\">No benchmark in this run: these are the oracle's times of each "
+       "backend's main run per case (one run, cold caches, guard bands included), not medians "
+       "and not against peak. For throughput against the machine's measured peak use "
+       "<code>convcheck bench</code>.</p>";
+  o += "<table><thead><tr><th>backend</th><th>timed pairs</th><th>total s</th><th>median "
+       "ms</th><th>p90 ms</th><th>max ms</th><th>slowest case</th></tr></thead><tbody>";
+  std::vector<std::string> bar_labels;
+  std::vector<double> bar_values;
+  for (const std::string& b : backends) {
+    std::vector<double> ms;
+    const Record* slowest = nullptr;
+    std::map<std::string, std::vector<double>> by_op;
+    for (const Record& r : records) {
+      if (r.backend != b || r.verdict == "unsupported") continue;
+      ms.push_back(r.ms);
+      by_op[r.op].push_back(r.ms);
+      if (slowest == nullptr || r.ms > slowest->ms) slowest = &r;
+    }
+    double total = 0;
+    for (double x : ms) total += x;
+    o += "<tr><td>" + esc(b) + "</td><td class=\"num\">" + std::to_string(ms.size()) +
+         "</td><td class=\"num\">" + fmt("%.3f", total / 1000) + "</td><td class=\"num\">" +
+         fmt("%.3f", quantile(ms, 0.5)) + "</td><td class=\"num\">" +
+         fmt("%.3f", quantile(ms, 0.9)) + "</td><td class=\"num\">" +
+         fmt("%.3f", ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end())) + "</td><td>" +
+         (slowest ? "<code>" + esc(slowest->descriptor) + "</code> (" + esc(slowest->fill) + ")"
+                  : "&mdash;") +
+         "</td></tr>";
+    for (Op op : kAllOps) {
+      auto it = by_op.find(op_name(op));
+      if (it == by_op.end()) continue;
+      bar_labels.push_back(b + " / " + op_name(op));
+      bar_values.push_back(quantile(it->second, 0.5));
+    }
+  }
+  o += "</tbody></table>";
+  if (!bar_labels.empty())
+    o += "<h3>Median time per case, by backend and op</h3>" +
+         bars("median ms per case", bar_labels, bar_values, "ms");
+  o += "</section>";
+
+  // --- environment -------------------------------------------------------------------------
+  o += "<section id=\"environment\"><h2>Environment</h2><table><tbody>";
+  if (info.environment.is_object()) {
+    for (const auto& [k, v] : info.environment.fields)
+      o += "<tr><th>" + esc(k) + "</th><td>" + esc(v.is_string() ? v.s : json::dump(v)) +
+           "</td></tr>";
+  }
+  o += "<tr><th>suite</th><td>" + esc(info.suite) + " (" + esc(info.suite_path) + ", " +
+       std::to_string(info.suite_cases) + " cases)</td></tr>";
+  std::string shards = to_string(info.shard);
+  if (!info.merged_shards.empty()) {
+    shards = "merged from";
+    for (const Shard& s : info.merged_shards) shards += " " + to_string(s);
+  }
+  o += "<tr><th>shard</th><td>" + esc(shards) + "</td></tr>";
+  o += "<tr><th>command</th><td><code>" + esc(info.command) + "</code></td></tr>";
+  o += "<tr><th>time</th><td>" + esc(info.started) + " to " + esc(info.finished) + ", " +
+       fmt("%.1f", info.elapsed_s) + " s" + (info.interrupted ? " (interrupted)" : "") +
+       "</td></tr>";
+  o += "</tbody></table></section>";
+
+  o += "</main><script>" + std::string(kScript) + "</script></body></html>\n";
+  return o;
+}
+
+}  // namespace convcheck::reports

@@ -1,0 +1,212 @@
+#define BOOST_TEST_MODULE cudnn
+// The "cudnn" comparator through the oracle (issue 5 item 5): every op it has, both formats,
+// strides, dilations (also with stride > 1), SAME with an odd total (asymmetric: the explicit pad
+// copy), VALID, explicit asymmetric pads and pads larger than the filter, groups and depthwise
+// multipliers pass with the exact fill (bitwise) and the real fill (within the declared f32-fma
+// contract); f64 passes where cuDNN runs it; f16 and bf16 pass or are unsupported with cuDNN's
+// reason; int32 is unsupported with a reason. Each record names cuDNN's algorithm.
+//
+// The device tests need a usable device and cuDNN: without one (no GPU, no driver, built without
+// cuDNN) they are reported SKIPPED with the reason, and CTest reports test_cudnn skipped
+// (tests/CMakeLists.txt), never passed. The last two cases run everywhere, registered again as
+// test_cudnn_everywhere without the skip rule, so a failure of theirs is never hidden: int32 is
+// unsupported with a reason, and an unavailable backend says why in one line. The layouts given to
+// cuDNN are checked on every machine by tests/test_cudnn_layout.cpp.
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu.h"
+#include "oracle/oracle.h"
+#include "tests/cudnn_cases.h"
+
+using namespace convcheck;
+using namespace convcheck::cudnn_cases;
+namespace utf = boost::unit_test;
+namespace bdata = boost::unit_test::data;
+
+namespace {
+
+Backend& cudnn() {
+  static std::unique_ptr<Backend> backend = [] {
+    register_cudnn_backend(Registry::instance());
+    return Registry::instance().make("cudnn");
+  }();
+  return *backend;
+}
+
+// Precondition of every device test: the backend is available; otherwise skipped, with why.
+boost::test_tools::assertion_result available(utf::test_unit_id) {
+  const Status s = cudnn().available();
+  boost::test_tools::assertion_result r(s.ok());
+  if (!s.ok()) r.message() << "cudnn backend unavailable: " << s.reason();
+  return r;
+}
+
+CaseReport check(const std::string& text, FillKind fill, uint64_t seed = 11) {
+  Case c;
+  c.problem = parse_problem(text);
+  c.seed = seed;
+  c.fill = fill;
+  return run_case(c, {&cudnn()});
+}
+
+void expect_pass(const std::string& text) {
+  for (FillKind fill : {FillKind::exact, FillKind::real}) {
+    const CaseReport r = check(text, fill);
+    BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
+    const BackendRecord& rec = r.records[0];
+    BOOST_TEST(std::string(verdict_name(rec.verdict)) == "pass",
+               text << " --fill " << fill_name(fill) << ": " << verdict_name(rec.verdict) << " ("
+                    << rec.check << ") " << rec.reason << " [" << cudnn_algorithm_note(cudnn())
+                    << "]\n"
+                    << to_text(r));
+    if (fill == FillKind::exact) BOOST_TEST(rec.mismatches == 0);
+  }
+  BOOST_TEST_MESSAGE(text << ": " << cudnn_algorithm_note(cudnn()));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cudnn_backend, *utf::precondition(available))
+
+BOOST_DATA_TEST_CASE(f32_problems_pass, bdata::make(f32_problems()), text) {
+  BOOST_TEST_CONTEXT(text) {
+    const Status s = cudnn().can_implement(parse_problem(text));
+    BOOST_TEST_REQUIRE(s.ok(), s.reason());
+    expect_pass(text);
+  }
+}
+
+// f64, f16, bf16: pass where cuDNN runs the op in FMA math, else unsupported with cuDNN's reason.
+BOOST_DATA_TEST_CASE(other_dtypes_pass_or_say_why, bdata::make(other_dtype_problems()), text) {
+  BOOST_TEST_CONTEXT(text) {
+    const Status s = cudnn().can_implement(parse_problem(text));
+    if (s.ok()) {
+      expect_pass(text);
+    } else {
+      BOOST_TEST_MESSAGE(text << ": unsupported: " << s.reason());
+      BOOST_TEST(s.reason().find("cuDNN") != std::string::npos, s.reason());
+      const CaseReport r = check(text, FillKind::real);
+      BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "unsupported");
+      BOOST_TEST(r.records.at(0).reason == s.reason());
+    }
+  }
+}
+
+// The contract: FP32 FMA (no TF32), a linear chain (k = n), and determinism as cuDNN's chosen
+// algorithm says; the record names that algorithm.
+BOOST_AUTO_TEST_CASE(contract_and_note) {
+  const Problem p =
+      parse_problem("conv2d_backprop_filter:input=2x8x8x8,filter=3x3x8x8,stride=2x2,padding=SAME");
+  const NumericContract k = cudnn().contract(p);
+  BOOST_TEST(k.name == "f32-fma");
+  BOOST_TEST(k.u_acc == std::ldexp(1.0, -24));
+  BOOST_TEST(k.u_out == 0.0);
+  BOOST_TEST((k.chain == NumericContract::Chain::linear));
+  BOOST_TEST(k.chain_length(1000) == 1000);
+  const CaseReport r = check(to_string(p), FillKind::real);
+  BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass", to_text(r));
+  const std::string note = cudnn_algorithm_note(cudnn());
+  BOOST_TEST(note.find("bwd_filter=") == 0, note);
+  BOOST_TEST(note.find("pad copy") != std::string::npos, note);  // SAME, stride 2: asymmetric
+  BOOST_TEST((note.find("nondeterministic") == std::string::npos) == k.deterministic, note);
+  BOOST_TEST(cudnn().last_device_ms() >= 0);
+}
+
+// An empty operand with a non-empty result: TF's sum of no terms, every element written as 0.
+BOOST_AUTO_TEST_CASE(empty_operand_gives_zeros) {
+  for (const char* text : {"conv2d_backprop_filter:input=0x5x5x2,filter=3x3x2x3",
+                           "conv2d_backprop_input:input=2x5x5x2,filter=3x3x2x0",
+                           "depthwise_conv2d_backprop_filter:input=0x4x4x2,filter=2x2x2x2"}) {
+    BOOST_TEST_CONTEXT(text) {
+      const Problem p = parse_problem(text);
+      const Geometry g = geometry(p);
+      BOOST_TEST_REQUIRE(cudnn().can_implement(p).ok());
+      Tensor roles[3];
+      ConstTensorView views[3];
+      Operands in;
+      for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+        const int i = static_cast<int>(r);
+        roles[i] = Tensor(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
+        views[i] = view(static_cast<const Tensor&>(roles[i]));
+      }
+      const OpIO io = op_io(p.op);
+      in.set(io.a, &views[static_cast<int>(io.a)]);
+      in.set(io.b, &views[static_cast<int>(io.b)]);
+      Tensor result(p.dtype, storage_shape(p, g, io.result_like),
+                    storage_layout(p, io.result_like));
+      BOOST_TEST_REQUIRE(result.size() > 0);
+      for (int64_t i = 0; i < result.size(); ++i) result.set(i, NAN);
+      cudnn().run(p, g, in, view(result));
+      for (int64_t i = 0; i < result.size(); ++i) BOOST_TEST(result.get(i) == 0.0);
+    }
+  }
+}
+
+// Problems of at least 2^24 multiply-adds build both layouts and time them on their first run;
+// whichever wins must pass, and later runs reuse it.
+BOOST_DATA_TEST_CASE(
+    large_problems_pass,
+    bdata::make(std::vector<std::string>{
+        "conv2d_backprop_input:input=4x16x16x64,filter=1x1x64x256",
+        "conv2d_backprop_filter:input=2x16x16x64,filter=3x3x64x64,padding=SAME",
+        "conv2d_transpose:input=2x16x16x64,filter=3x3x64x64,stride=2x2,padding=SAME,format=NCHW",
+        "depthwise_conv2d_backprop_input:input=4x32x32x64,filter=3x3x64x2,padding=SAME",
+    }),
+    text) {
+  BOOST_TEST_CONTEXT(text) {
+    expect_pass(text);
+  }
+}
+
+// Repeated runs reuse the cached plan and, with a deterministic algorithm, give the same bits.
+BOOST_AUTO_TEST_CASE(repeated_runs_agree) {
+  const char* text =
+      "conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x8,stride=2x2,padding=SAME,format=NCHW";
+  const CaseReport a = check(text, FillKind::real, 5), b = check(text, FillKind::real, 5);
+  BOOST_TEST(std::string(verdict_name(a.records.at(0).verdict)) == "pass");
+  BOOST_TEST(std::string(verdict_name(b.records.at(0).verdict)) == "pass");
+  BOOST_TEST(a.records.at(0).bound_usage == b.records.at(0).bound_usage);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Always runs: registered under its name; an unavailable backend says why, in one line.
+BOOST_AUTO_TEST_CASE(registered_and_reports_availability) {
+  Backend& b = cudnn();
+  BOOST_TEST(b.name() == "cudnn");
+  const Status s = b.available();
+  if (!s.ok()) {
+    BOOST_TEST(!s.reason().empty());
+    BOOST_TEST(s.reason().find('\n') == std::string::npos, s.reason());
+    BOOST_TEST_MESSAGE("cudnn unavailable: " << s.reason());
+  }
+}
+
+// Always runs: int32 is declined with a reason, on every machine (with or without a device).
+BOOST_AUTO_TEST_CASE(int32_is_unsupported_with_a_reason) {
+  for (const char* text :
+       {"conv2d:input=1x5x5x2,filter=3x3x2x2,dtype=i32",
+        "conv2d_backprop_input:input=1x5x5x2,filter=3x3x2x2,stride=2x2,dtype=i32",
+        "conv2d_transpose:input=1x5x5x2,filter=3x3x2x2,padding=SAME,dtype=i32"}) {
+    BOOST_TEST_CONTEXT(text) {
+      const Status s = cudnn().can_implement(parse_problem(text));
+      BOOST_TEST(!s.ok());
+      BOOST_TEST(!s.reason().empty());
+      // The int32 reason, or (built without cuDNN) why the backend is missing altogether.
+      BOOST_TEST((s.reason().find("int32") != std::string::npos ||
+                  s.reason() == cudnn().available().reason()),
+                 s.reason());
+      const CaseReport r = check(text, FillKind::exact);
+      BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
+      BOOST_TEST(std::string(verdict_name(r.records[0].verdict)) == "unsupported");
+      BOOST_TEST(!r.records[0].reason.empty());
+    }
+  }
+}

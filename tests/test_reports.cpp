@@ -1,0 +1,419 @@
+// reports/: the JSON reader, results.jsonl records (round trip, a truncated last line, malformed
+// lines), the case list (fills, seeds, shards), coverage classes and the conformance suite's
+// coverage, summary determinism, JUnit counts, the diff rules (new failures, fixes, bound growth,
+// slowdowns beyond the measured noise) and atomic writes.
+#define BOOST_TEST_MODULE reports
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/error.h"
+#include "core/suite.h"
+#include "oracle/oracle.h"
+#include "reference/reference.h"
+#include "reports/diff.h"
+#include "reports/json.h"
+#include "reports/render.h"
+#include "reports/results.h"
+#include "reports/summary.h"
+
+using namespace convcheck;
+using namespace convcheck::reports;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/convcheck-test-reports-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+Record record(const std::string& descriptor, const std::string& backend, const std::string& verdict,
+              double usage = 0.1, double ms = 2.0, uint64_t seed = 1) {
+  Record r;
+  r.descriptor = descriptor;
+  const Problem p = parse_problem(descriptor);
+  r.op = op_name(p.op);
+  r.dtype = dtype_name(p.dtype);
+  r.format = format_name(p.format);
+  r.seed = seed;
+  r.fill = "real";
+  r.backend = backend;
+  r.implementation = backend;
+  r.verdict = verdict;
+  r.bound_usage = usage;
+  r.ms = ms;
+  r.cpu_admission = r.gpu_admission = "accepted";
+  r.repro = "convcheck check '" + descriptor + "' --backends " + backend;
+  return r;
+}
+
+std::unique_ptr<Backend> reference_backend() {
+  static bool registered = false;
+  if (!registered) {
+    register_reference_backend(Registry::instance());
+    registered = true;
+  }
+  return Registry::instance().make("reference");
+}
+
+RunInfo info_for(const std::vector<std::string>& backends, int64_t cases) {
+  RunInfo info;
+  info.suite = "test";
+  info.suite_path = "test.txt";
+  info.suite_cases = cases;
+  for (const std::string& b : backends) info.backends.push_back({b, b});
+  info.environment = json::make_object();
+  json::add(info.environment, "cpu", json::make_string("test cpu"));
+  return info;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(json_reader)
+
+BOOST_AUTO_TEST_CASE(round_trip_and_escapes) {
+  const std::string text =
+      R"({"a":[1,-2.5,3e3,true,false,null],"s":"q\"\\\n\t\u00e9\ud83d\ude00","o":{}})";
+  const json::Value v = json::parse(text);
+  BOOST_TEST(json::field(v, "a").items.size() == 6u);
+  BOOST_TEST(json::field(v, "s").s == "q\"\\\n\t\xc3\xa9\xf0\x9f\x98\x80");
+  const json::Value again = json::parse(json::dump(v));
+  BOOST_TEST(json::dump(again) == json::dump(v));
+  BOOST_TEST(json::number(0.1) == "0.10000000000000001");
+  BOOST_TEST(json::number(NAN) == "\"nan\"");
+  BOOST_TEST(json::number(-INFINITY) == "\"-inf\"");
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_offset) {
+  for (const char* bad : {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "\"abc", "tru", "01x",
+                          "{\"a\":1} x", "\"\\q\"", "[1 2]"}) {
+    BOOST_TEST_CONTEXT(bad) {
+      BOOST_CHECK_THROW(json::parse(bad), json::ParseError);
+    }
+  }
+  std::string deep(200, '[');
+  BOOST_CHECK_THROW(json::parse(deep), json::ParseError);
+  try {
+    json::parse("{\"a\": [1, 2,, 3]}");
+    BOOST_FAIL("no error");
+  } catch (const json::ParseError& e) {
+    BOOST_TEST(e.offset() == 12u);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(records)
+
+BOOST_AUTO_TEST_CASE(a_case_round_trips_through_jsonl) {
+  std::unique_ptr<Backend> ref = reference_backend();
+  RunCase rc;
+  rc.index = 7;
+  rc.c.problem = parse_problem("conv2d_backprop_input:input=1x5x5x2,filter=3x3x2x2,padding=SAME");
+  rc.c.seed = 42;
+  rc.c.fill = FillKind::real;
+  rc.tag = "t\"ag";
+  const CaseReport report = run_case(rc.c, {ref.get()});
+  const std::vector<Record> rs = records_of(report, rc, {"ref-label"});
+  BOOST_TEST_REQUIRE(rs.size() == 1u);
+  BOOST_TEST(rs[0].backend == "ref-label");
+  BOOST_TEST(rs[0].implementation == "reference");
+  BOOST_TEST(rs[0].verdict == "pass");
+  BOOST_TEST(!rs[0].metamorphic.empty());
+  const std::string line = to_jsonl(rs[0]);
+  BOOST_TEST(line.find('\n') == std::string::npos);
+  const Record back = parse_record(line);
+  BOOST_TEST(to_jsonl(back) == line);
+  BOOST_TEST(back.key() == rs[0].key());
+  for (const char* field :
+       {"\"descriptor\"", "\"seed\"", "\"fill\"", "\"backend\"", "\"verdict\"", "\"reason\"",
+        "\"bound_usage\"", "\"adjoint\"", "\"residual\"", "\"slack\"", "\"metamorphic\"",
+        "\"applicable\"", "\"ms\"", "\"tf_admission\"", "\"repro\"", "\"first_offender\""}) {
+    BOOST_TEST(line.find(field) != std::string::npos, field);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(truncated_last_line_is_ignored) {
+  TempDir t;
+  const std::string a =
+      to_jsonl(record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "pass"));
+  const std::string b =
+      to_jsonl(record("conv2d:input=1x4x3x1,filter=2x2x1x1", "reference", "fail", 3.0));
+  write(t.file("r.jsonl"), a + "\n" + b + "\n" + b.substr(0, b.size() / 2));
+  const ReadResult r = read_results(t.file("r.jsonl"));
+  BOOST_TEST(r.records.size() == 2u);
+  BOOST_TEST(r.truncated_tail);
+  BOOST_TEST(r.valid_bytes == a.size() + b.size() + 2);
+  // A complete last record without its newline is kept.
+  write(t.file("s.jsonl"), a + "\n" + b);
+  const ReadResult s = read_results(t.file("s.jsonl"));
+  BOOST_TEST(s.records.size() == 2u);
+  BOOST_TEST(!s.truncated_tail);
+  // A missing file reads as empty.
+  BOOST_TEST(read_results(t.file("none.jsonl")).records.empty());
+}
+
+BOOST_AUTO_TEST_CASE(malformed_line_names_file_and_line) {
+  TempDir t;
+  const std::string a =
+      to_jsonl(record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "pass"));
+  std::string bad_verdict = a;
+  bad_verdict.replace(bad_verdict.find("\"pass\""), 6, "\"maybe\"");
+  for (const std::string& bad : {std::string("{not json"), std::string("[1,2]"), bad_verdict,
+                                 a.substr(0, a.find(",\"seed\"")) + "}"}) {
+    write(t.file("r.jsonl"), a + "\n" + bad + "\n" + a + "\n");
+    try {
+      read_results(t.file("r.jsonl"));
+      BOOST_FAIL("no error for " + bad);
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      BOOST_TEST(what.find(t.file("r.jsonl") + ":2: malformed record") != std::string::npos, what);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(duplicates_agreeing_are_kept_once_disagreeing_are_an_error) {
+  const Record a = record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "pass");
+  BOOST_TEST(deduplicate({a, a}, "x").size() == 1u);
+  Record b = a;
+  b.verdict = "fail";
+  BOOST_CHECK_THROW(deduplicate({a, b}, "x"), InvalidArgument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(cases)
+
+BOOST_AUTO_TEST_CASE(fills_seeds_and_shards) {
+  const Suite s = parse_suite(
+      "conv2d:input=1x3x3x1,filter=2x2x1x1 --tag a\n"
+      "conv2d:input=1x4x4x1,filter=2x2x1x1 --fill special\n"
+      "conv2d:input=1x3x3x1,filter=2x2x1x1 --tag again\n",
+      "t.txt");
+  const std::vector<RunCase> cs = suite_cases(s);
+  BOOST_TEST_REQUIRE(cs.size() == 5u);  // exact, real; special; exact, real
+  BOOST_TEST(fill_name(cs[0].c.fill) == std::string("exact"));
+  BOOST_TEST(fill_name(cs[1].c.fill) == std::string("real"));
+  BOOST_TEST(fill_name(cs[2].c.fill) == std::string("special"));
+  BOOST_TEST(cs[0].tag == "a");
+  // A seed depends on the line's content, not its position; a repeated line gets another seed.
+  const Suite moved = parse_suite(
+      "# a comment first\nconv2d:input=1x4x4x1,filter=2x2x1x1 --fill special\n"
+      "conv2d:input=1x3x3x1,filter=2x2x1x1\n",
+      "u.txt");
+  const std::vector<RunCase> ms = suite_cases(moved);
+  BOOST_TEST(ms[0].c.seed == cs[2].c.seed);
+  BOOST_TEST(ms[1].c.seed == cs[0].c.seed);
+  BOOST_TEST(cs[3].c.seed != cs[0].c.seed);
+  BOOST_TEST(cs[0].c.seed <= 0xffffffffull);
+  // Shards partition the cases.
+  for (int n : {1, 2, 3, 7}) {
+    std::vector<int> owner(cs.size(), 0);
+    for (int k = 1; k <= n; ++k)
+      for (const RunCase& c : cs)
+        if (Shard{k, n}.takes(c.index)) ++owner[c.index];
+    for (int o : owner) BOOST_TEST(o == 1);
+  }
+  BOOST_CHECK_THROW(parse_shard("0/3"), InvalidArgument);
+  BOOST_CHECK_THROW(parse_shard("4/3"), InvalidArgument);
+  BOOST_CHECK_THROW(parse_shard("1/"), InvalidArgument);
+  BOOST_CHECK_THROW(parse_shard("a/b"), InvalidArgument);
+  BOOST_TEST(parse_shard("2/3").k == 2);
+  BOOST_CHECK_THROW(
+      suite_cases(parse_suite("conv2d:input=1x3x3x1,filter=2x2x1x1 --fill odd\n", "v.txt")),
+      InvalidArgument);
+}
+
+BOOST_AUTO_TEST_CASE(classes_of_problems) {
+  auto has = [](const char* d, const char* cls) {
+    const std::vector<std::string> c = classes_of(parse_problem(d));
+    return std::find(c.begin(), c.end(), cls) != c.end();
+  };
+  BOOST_TEST(has("conv2d:input=1x5x5x1,filter=1x1x1x1,stride=2x2", "stride_gt_filter"));
+  BOOST_TEST(!has("conv2d:input=1x5x5x1,filter=2x2x1x1,stride=2x2", "stride_gt_filter"));
+  BOOST_TEST(has("conv2d:input=1x5x5x1,filter=2x2x1x1,padding=SAME", "same_odd_padding"));
+  BOOST_TEST(!has("conv2d:input=1x5x5x1,filter=3x3x1x1,padding=SAME", "same_odd_padding"));
+  BOOST_TEST(has("conv2d:input=1x5x5x1,filter=2x2x1x1,padding=2:0:0:0", "explicit_pad_gt_extent"));
+  BOOST_TEST(!has("conv2d:input=1x5x5x1,filter=3x3x1x1,padding=2:2:2:2", "explicit_pad_gt_extent"));
+  BOOST_TEST(
+      has("conv2d:input=1x9x9x1,filter=2x2x1x1,stride=2x2,dilation=2x2", "stride_and_dilation"));
+  BOOST_TEST(has("conv2d:input=1x5x5x4,filter=2x2x2x2", "groups_gt_1"));
+  BOOST_TEST(has("depthwise_conv2d:input=1x5x5x2,filter=2x2x2x3", "multiplier_gt_1"));
+  BOOST_TEST(has("conv2d_backprop_filter:input=0x5x5x2,filter=2x2x2x3", "empty"));
+  BOOST_TEST(has("conv2d:input=1x5x5x2,filter=2x2x2x3,format=NCHW,dtype=bf16", "dtype_bf16"));
+  BOOST_TEST(!class_applies("groups_gt_1", Op::depthwise_conv2d));
+  BOOST_TEST(!class_applies("dtype_i32", Op::conv2d_backprop_filter));
+}
+
+// The conformance suite covers every class for every op that admits it (issue 6).
+BOOST_AUTO_TEST_CASE(conformance_suite_covers_every_class_for_every_op) {
+  const Suite s = read_suite("conformance");
+  BOOST_TEST(s.entries.size() >= 450u);
+  std::map<std::pair<std::string, std::string>, int> count;
+  for (const SuiteEntry& e : s.entries)
+    for (const std::string& c : classes_of(e.problem)) ++count[{c, op_name(e.problem.op)}];
+  for (const CoverageClass& c : coverage_classes()) {
+    for (Op op : kAllOps) {
+      if (!class_applies(c.name, op)) continue;
+      const int n = count[std::make_pair(c.name, std::string(op_name(op)))];
+      BOOST_TEST(n >= 1, c.name << " has no " << op_name(op) << " case");
+    }
+  }
+  // The smoke suite: every op, dtype, format and padding kind.
+  const Suite smoke = read_suite("smoke");
+  std::set<std::string> seen;
+  for (const SuiteEntry& e : smoke.entries) {
+    seen.insert(op_name(e.problem.op));
+    seen.insert(dtype_name(e.problem.dtype));
+    seen.insert(format_name(e.problem.format));
+    seen.insert("padding" + std::to_string(static_cast<int>(e.problem.padding.kind)));
+  }
+  for (Op op : kAllOps) BOOST_TEST(seen.count(op_name(op)) == 1u, op_name(op));
+  for (DType t : kAllDTypes) BOOST_TEST(seen.count(dtype_name(t)) == 1u, dtype_name(t));
+  for (const char* x : {"NHWC", "NCHW", "padding0", "padding1", "padding2"})
+    BOOST_TEST(seen.count(x) == 1u, x);
+  // Every regression carries its why.
+  for (const SuiteEntry& e : read_suite("regressions").entries)
+    BOOST_TEST(!e.tag.empty(), "line " << e.line << " has no tag");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(summary_and_junit)
+
+BOOST_AUTO_TEST_CASE(summary_does_not_depend_on_record_order_or_times) {
+  std::vector<Record> rs;
+  int i = 0;
+  for (const char* d :
+       {"conv2d:input=1x3x3x1,filter=2x2x1x1", "conv2d:input=1x4x4x2,filter=2x2x1x2",
+        "depthwise_conv2d:input=1x4x4x2,filter=2x2x2x3,dtype=f16"}) {
+    for (const char* b : {"reference", "optimized"}) {
+      rs.push_back(record(d, b, i % 3 == 0 ? "fail" : "pass", 0.1, 1.0 + i));
+      rs.back().case_index = i / 2;
+      ++i;
+    }
+  }
+  const RunInfo info = info_for({"reference", "optimized"}, 3);
+  const std::string a = summary_json(info, rs);
+  std::vector<Record> shuffled = rs;
+  std::mt19937 g(3);
+  std::shuffle(shuffled.begin(), shuffled.end(), g);
+  for (Record& r : shuffled) r.ms *= 2;
+  BOOST_TEST(summary_json(info, shuffled) == a);
+  const json::Value s = json::parse(a);
+  BOOST_TEST(json::integer_of(json::field(s, "verdicts"), "fail") == 2);
+  BOOST_TEST(json::bool_of(s, "complete"));
+  // A shard plans only its cases.
+  RunInfo shard = info;
+  shard.shard = Shard{2, 2};
+  BOOST_TEST(shard.planned_cases() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(junit_counts_are_consistent) {
+  std::vector<Record> rs = {record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "pass"),
+                            record("conv2d:input=1x3x3x1,filter=2x2x1x1", "optimized", "fail"),
+                            record("conv2d:input=1x3x3x1,filter=2x2x1x1", "onednn", "unsupported"),
+                            record("conv2d:input=1x4x4x1,filter=2x2x1x1", "optimized", "crashed"),
+                            record("conv2d:input=1x4x4x1,filter=2x2x1x1", "onednn", "mistrusted")};
+  rs[1].reason = "<&\"'> \x01 wrong";
+  const std::string x = junit_xml(info_for({"reference", "optimized", "onednn"}, 2), rs);
+  BOOST_TEST(x.find("<testsuites name=\"convcheck run test\" tests=\"5\" failures=\"1\" "
+                    "errors=\"1\" skipped=\"2\"") != std::string::npos);
+  BOOST_TEST(x.find("&lt;&amp;&quot;&apos;&gt; ? wrong") != std::string::npos);
+  BOOST_TEST(x.find("<testsuite name=\"onednn\" tests=\"2\" failures=\"0\" errors=\"0\" "
+                    "skipped=\"2\"") != std::string::npos);
+  BOOST_TEST(x.find('\x01') == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(atomic_write_and_unwritable_directory) {
+  TempDir t;
+  write_file_atomic(t.file("a.txt"), "one");
+  write_file_atomic(t.file("a.txt"), "two");
+  std::ifstream f(t.file("a.txt"));
+  std::string s;
+  f >> s;
+  BOOST_TEST(s == "two");
+  int leftovers = 0;
+  for (const auto& e : fs::directory_iterator(t.path)) leftovers += e.path().filename() != "a.txt";
+  BOOST_TEST(leftovers == 0);
+  BOOST_CHECK_THROW(write_file_atomic(t.file("no/such/dir/a.txt"), "x"), InvalidArgument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(diff_rules)
+
+BOOST_AUTO_TEST_CASE(new_failures_fixes_and_bound_growth) {
+  const char* d1 = "conv2d:input=1x3x3x1,filter=2x2x1x1";
+  const char* d2 = "conv2d:input=1x4x4x1,filter=2x2x1x1";
+  const char* d3 = "conv2d:input=1x5x5x1,filter=2x2x1x1";
+  const char* d4 = "conv2d:input=1x6x6x1,filter=2x2x1x1";
+  const std::vector<Record> a = {record(d1, "x", "pass"), record(d2, "x", "fail"),
+                                 record(d3, "x", "pass", 0.2), record(d4, "x", "pass", 0.3)};
+  const std::vector<Record> b = {record(d1, "x", "crashed"), record(d2, "x", "pass"),
+                                 record(d3, "x", "pass", 0.6), record(d4, "x", "pass", 0.5)};
+  const DiffResult r = diff(a, b);
+  BOOST_TEST(r.new_failures.size() == 1u);
+  BOOST_TEST(r.fixed.size() == 1u);
+  BOOST_TEST(r.bound_growth.size() == 1u);  // 0.2 -> 0.6; 0.3 -> 0.5 is not 2x
+  BOOST_TEST(r.regression());
+  BOOST_TEST(!diff(a, a).regression());
+  const json::Value j = json::parse(diff_json(r, "A", "B"));
+  BOOST_TEST(json::bool_of(j, "regression"));
+}
+
+// Timings: 40 cases per op with +-10% multiplicative noise. A planted 1.6x slowdown of one op is
+// flagged; the noise alone is not; cases under 1 ms are not judged.
+BOOST_AUTO_TEST_CASE(slowdowns_beyond_the_measured_noise) {
+  std::mt19937 g(11);
+  std::uniform_real_distribution<double> noise(0.9, 1.1);
+  std::vector<Record> a, b, b_slow, a_tiny, b_tiny;
+  for (int i = 0; i < 40; ++i) {
+    for (const char* op : {"conv2d:input=1x%dx5x1,filter=2x2x1x1",
+                           "conv2d_backprop_input:input=1x%dx5x1,filter=2x2x1x1"}) {
+      char d[128];
+      std::snprintf(d, sizeof d, op, 3 + i);
+      const double base = 2 + i * 0.5;
+      a.push_back(record(d, "x", "pass", 0.1, base * noise(g)));
+      b.push_back(record(d, "x", "pass", 0.1, base * noise(g)));
+      const bool slow = std::string(op).rfind("conv2d_backprop_input", 0) == 0;
+      b_slow.push_back(record(d, "x", "pass", 0.1, base * noise(g) * (slow ? 1.6 : 1.0)));
+      a_tiny.push_back(record(d, "x", "pass", 0.1, 0.01));
+      b_tiny.push_back(record(d, "x", "pass", 0.1, 0.05));
+    }
+  }
+  const DiffResult clean = diff(a, b);
+  BOOST_TEST(clean.perf.size() == 2u);
+  BOOST_TEST(clean.slower_groups() == 0);
+  BOOST_TEST(!clean.regression());
+  const DiffResult slow = diff(a, b_slow);
+  BOOST_TEST(slow.slower_groups() == 1);
+  for (const PerfGroup& p : slow.perf)
+    BOOST_TEST((p.change == PerfGroup::Change::slower) == (p.op == "conv2d_backprop_input"));
+  BOOST_TEST(slow.regression());
+  const DiffResult tiny = diff(a_tiny, b_tiny);
+  BOOST_TEST(tiny.perf.empty());
+  BOOST_TEST(!tiny.regression());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,597 @@
+// `convcheck run` (design §8, issue 6): a suite through the oracle, every case on every chosen
+// backend, recorded as it finishes; and the interruption handling that `run` and `fuzz` share
+// (issue 8 item 4).
+//
+//   convcheck run --suite NAME|FILE [--backends a,b|NAME=IMPL,...] [--out DIR] [--resume]
+//                 [--shard K/N]
+//
+// Cases: reports/results.h (each line once per default fill, exact and real, unless it names
+// one; seeds from the line). Backends: the named ones, or every available non-family backend
+// (unavailable ones are skipped and recorded with the reason). `NAME=IMPL` runs backend IMPL
+// under the name NAME: its records carry backend NAME and implementation IMPL, and the repro line
+// names IMPL. That is how one run's backend is compared with another implementation standing in
+// for it (`report diff` matches records by backend name): a plugin's new build against its old
+// one, or a mutant planted in place of a backend to prove that `report diff` catches it.
+//
+// Files in DIR (default ./convcheck-<suite>, or ./convcheck-<suite>-shard-K-of-N):
+//   results.jsonl  appended with one write() per finished case (a killed run loses no finished
+//                  case), fdatasync'ed at the end and on interruption
+//   run.json, summary.json, junit.xml, report.html   written atomically at the start (run.json)
+//                  and at the end (all four)
+// An existing non-empty results.jsonl is an error unless --resume: the run then checks that
+// run.json names the same suite, backends and shard, drops a last line cut short by a kill,
+// skips the (case, backend) pairs already recorded, and appends the rest. A case with some of its
+// backends missing is rerun on all of them (the exact fill depends on every backend's contract),
+// and only the missing records are appended.
+//
+// Exit codes: 0 every pair passed, was unsupported or mistrusted (mistrusted does not fail a run,
+// and is shown in every report); 1 a pair failed, crashed or timed out; 2 bad usage or input (an
+// unwritable DIR, a results.jsonl without --resume); 3 a named backend is unavailable; 130/143
+// stopped by SIGINT/SIGTERM after the case in flight (the reports then cover what finished;
+// rerun with --resume).
+#include <fcntl.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "core/suite.h"
+#include "oracle/oracle.h"
+#include "reports/json.h"
+#include "reports/render.h"
+#include "reports/results.h"
+#include "reports/summary.h"
+#include "tools/commands.h"
+
+namespace po = boost::program_options;
+
+namespace convcheck::cli {
+
+// --- interruption --------------------------------------------------------------------------
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_signal(int sig) {
+  g_signal = sig;
+}
+
+struct sigaction g_old_int, g_old_term;
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  g_signal = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // a second signal is not caught: it ends the process at once
+  sigaction(SIGINT, &sa, &g_old_int);
+  sigaction(SIGTERM, &sa, &g_old_term);
+}
+
+InterruptGuard::~InterruptGuard() {
+  sigaction(SIGINT, &g_old_int, nullptr);
+  sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+int InterruptGuard::signal() {
+  return g_signal;
+}
+
+// --- fuzz scale-out and resume ---------------------------------------------------------------
+
+void shard_of(const std::string& text, int64_t* k, int64_t* n) {
+  const reports::Shard s = reports::parse_shard(text);
+  *k = s.k;
+  *n = s.n;
+}
+
+namespace {
+
+json::Value fuzz_state_json(const FuzzState& s) {
+  using namespace json;
+  Value o = make_object();
+  add(o, "format", make_string("convcheck-fuzz/1"));
+  add(o, "seed", make_string(std::to_string(s.seed)));
+  add(o, "shard", make_string(s.shard));
+  add(o, "limit", make_string(s.limit));
+  Value b = make_array();
+  for (const std::string& x : s.backends) b.items.push_back(make_string(x));
+  add(o, "backends", b);
+  add(o, "next_case", make_number(static_cast<double>(s.next_case)));
+  add(o, "cases_run", make_number(static_cast<double>(s.cases_run)));
+  Value f = make_array();
+  for (const std::string& x : s.failed) f.items.push_back(make_string(x));
+  add(o, "failed_backends", f);
+  add(o, "interrupted", make_bool(s.interrupted));
+  return o;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+}  // namespace
+
+void write_fuzz_state(const std::string& dir, const FuzzState& state) {
+  reports::write_file_atomic(dir + "/fuzz.json", json::dump(fuzz_state_json(state), 1) + "\n");
+}
+
+void resume_fuzz_state(const std::string& dir, FuzzState* state) {
+  const std::string path = dir + "/fuzz.json";
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InvalidArgument("--resume: " + path + " is missing (no campaign to continue)");
+  std::ostringstream text;
+  text << f.rdbuf();
+  FuzzState old;
+  try {
+    const json::Value o = json::parse(text.str());
+    if (json::string_of(o, "format") != "convcheck-fuzz/1") throw std::runtime_error("format");
+    old.seed = std::stoull(json::string_of(o, "seed"));
+    old.shard = json::string_of(o, "shard");
+    old.limit = json::string_of(o, "limit");
+    for (const json::Value& x : json::field(o, "backends").items) old.backends.push_back(x.s);
+    old.next_case = json::integer_of(o, "next_case");
+    old.cases_run = json::integer_of(o, "cases_run");
+    for (const json::Value& x : json::field(o, "failed_backends").items) old.failed.push_back(x.s);
+  } catch (const std::exception& e) {
+    throw InvalidArgument("--resume: " + path + " is not a convcheck fuzz state: " + e.what());
+  }
+  auto differs = [&](const char* what, const std::string& was, const std::string& now) {
+    if (was != now)
+      throw InvalidArgument("--resume: " + path + " records a campaign with " + what + " " + was +
+                            ", this command asks for " + now);
+  };
+  differs("seed", std::to_string(old.seed), std::to_string(state->seed));
+  differs("shard", old.shard, state->shard);
+  differs("limit", old.limit, state->limit);
+  differs("backends", joined(old.backends), joined(state->backends));
+  state->next_case = old.next_case;
+  state->cases_run = old.cases_run;
+  state->failed = old.failed;
+}
+
+// --- run -------------------------------------------------------------------------------------
+
+namespace {
+
+const char* kRunHelp =
+    "usage: convcheck run --suite NAME|FILE [--backends a,b|NAME=IMPL,...] [--out DIR] [--resume]\n"
+    "                     [--shard K/N]\n"
+    "\n"
+    "Runs every case of a suite through the oracle on every backend and writes, in DIR:\n"
+    "  results.jsonl  one JSON object per (case, backend), appended as each case ends\n"
+    "  run.json       what was run, where and when (the only file with wall-clock times)\n"
+    "  summary.json   verdict counts by op, dtype and backend; coverage; environment\n"
+    "  junit.xml      one testcase per (case, backend)\n"
+    "  report.html    one self-contained page\n"
+    "\n"
+    "options:\n"
+    "  --suite NAME|FILE   a suite in suites/ (smoke, conformance, regressions, tf_tests, ...) or "
+    "a\n"
+    "                      file: one descriptor a line, optional --tag T and --fill F after it;\n"
+    "                      a line without --fill runs twice, with the exact and the real fill\n"
+    "  --backends LIST     comma-separated backends (default: every available one; unavailable\n"
+    "                      ones are skipped, with the reason in summary.json). NAME=IMPL runs\n"
+    "                      IMPL under the name NAME (e.g. optimized=mutant:same_pad_before), so\n"
+    "                      that `report diff` compares it with NAME of another run\n"
+    "  --out DIR           default ./convcheck-<suite> (sharded: "
+    "./convcheck-<suite>-shard-K-of-N)\n"
+    "  --resume            continue a run in DIR: skip the pairs in results.jsonl, append the "
+    "rest\n"
+    "  --shard K/N         run only case i (suite order, from 0) with i mod N == K-1; N shards\n"
+    "                      together run the whole suite; `convcheck report merge` joins them\n"
+    "\n"
+    "Progress goes to stderr (one updating line on a terminal, else a line per 10 % or 30 s).\n"
+    "SIGINT/SIGTERM: stops after the case in flight, writes the reports of what finished and\n"
+    "exits 130/143; --resume continues. A second signal ends the process at once (results.jsonl\n"
+    "keeps every finished case).\n"
+    "exit codes: 0 all pass (unsupported and mistrusted do not fail a run), 1 a failure, crash or\n"
+    "timeout, 2 bad usage or input, 3 a named backend is unavailable, 130/143 interrupted.\n";
+
+struct Label {
+  std::string name, impl;
+};
+
+std::vector<Label> parse_labels(const std::string& text) {
+  std::vector<Label> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty()) throw InvalidArgument("--backends: empty backend name in '" + text + "'");
+    const std::size_t eq = item.find('=');
+    Label l;
+    if (eq == std::string::npos) {
+      l.name = l.impl = item;
+    } else {
+      l.name = item.substr(0, eq);
+      l.impl = item.substr(eq + 1);
+      if (l.name.empty() || l.impl.empty())
+        throw InvalidArgument("--backends: '" + item + "': expected NAME=IMPL");
+    }
+    for (const Label& x : out)
+      if (x.name == l.name)
+        throw InvalidArgument("--backends: backend name '" + l.name + "' given twice");
+    out.push_back(l);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// Fails early, with the system's reason, when DIR cannot be created or written.
+void check_writable(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InvalidArgument("--out " + dir + ": cannot create the directory: " + ec.message());
+  if (!std::filesystem::is_directory(dir))
+    throw InvalidArgument("--out " + dir + ": not a directory");
+  std::string probe = dir + "/.convcheck-write-test-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw InvalidArgument("--out " + dir + ": cannot write there: " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+std::string duration(double s) {
+  if (!(s >= 0) || s > 1e7) return "?";
+  const long t = static_cast<long>(s + 0.5);
+  char buf[32];
+  if (t >= 3600) {
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  } else if (t >= 60) {
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lds", t);
+  }
+  return buf;
+}
+
+// Progress on stderr: one line rewritten in place on a terminal, else a plain line every 10 %
+// of the cases or every 30 s, whichever comes first.
+class Progress {
+ public:
+  Progress(int64_t total, int64_t already) : total_(total), done_(already), start_done_(already) {
+    tty_ = ::isatty(STDERR_FILENO) == 1;
+    start_ = last_ = Clock::now();
+  }
+  void update(int64_t done, int64_t failures) {
+    done_ = done;
+    const Clock::time_point now = Clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    const int64_t step = std::max<int64_t>(1, total_ / 10);
+    const bool line_due = done_ == total_ || since >= 30 || done_ / step != last_step_;
+    if (tty_ ? (since < 0.2 && done_ != total_) : !line_due) return;
+    last_ = now;
+    last_step_ = done_ / step;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const int64_t ran = done_ - start_done_;
+    const double eta =
+        ran > 0 ? elapsed / static_cast<double>(ran) * static_cast<double>(total_ - done_) : -1;
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "run: %lld/%lld cases (%d%%), %lld failing pair%s, ETA %s",
+                  static_cast<long long>(done_), static_cast<long long>(total_),
+                  total_ ? static_cast<int>(100 * done_ / total_) : 100,
+                  static_cast<long long>(failures), failures == 1 ? "" : "s",
+                  done_ == total_ ? "0s" : duration(eta).c_str());
+    if (tty_) {
+      std::fprintf(stderr, "\r%s\033[K", buf);
+      open_ = true;
+    } else {
+      std::fprintf(stderr, "%s\n", buf);
+    }
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (tty_ && open_) std::fprintf(stderr, "\n");
+    open_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  int64_t total_, done_, start_done_;
+  int64_t last_step_ = 0;
+  bool tty_ = false, open_ = false;
+  Clock::time_point start_, last_;
+};
+
+// Appends to results.jsonl: one write() per case, so a kill leaves whole lines (or, mid-write, one
+// last line cut short that readers ignore and --resume removes).
+class Appender {
+ public:
+  Appender(const std::string& path, std::size_t keep_bytes, bool truncate_tail) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    if (fd_ < 0) throw InvalidArgument("cannot open " + path + ": " + std::strerror(errno));
+    if (truncate_tail && ::ftruncate(fd_, static_cast<off_t>(keep_bytes)) != 0)
+      throw InvalidArgument("cannot truncate " + path + ": " + std::strerror(errno));
+    // A last record without its newline (written by hand, or cut exactly there): add it.
+    const off_t size = ::lseek(fd_, 0, SEEK_END);
+    if (size > 0) {
+      char last = '\n';
+      const int rfd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (rfd >= 0) {
+        if (::pread(rfd, &last, 1, size - 1) != 1) last = '\n';
+        ::close(rfd);
+      }
+      if (last != '\n') append("\n");
+    }
+  }
+  ~Appender() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void append(const std::string& text) {
+    const char* p = text.data();
+    std::size_t left = text.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw InvalidArgument("cannot append to " + path_ + ": " + std::strerror(errno) +
+                              " (the records before this case are intact; free space and rerun "
+                              "with --resume)");
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  void sync() {
+    if (::fdatasync(fd_) != 0)
+      throw InvalidArgument("cannot sync " + path_ + ": " + std::strerror(errno));
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+std::string command_line(const Args& args) {
+  std::string s = "convcheck run";
+  for (const std::string& a : args) {
+    const bool plain = a.find_first_of(" '\"$`\\*?;&|<>()") == std::string::npos && !a.empty();
+    s += " " + (plain ? a : "'" + a + "'");
+  }
+  return s;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  po::options_description desc("run");
+  desc.add_options()("suite", po::value<std::string>(), "suite name or file")(
+      "backends", po::value<std::string>(), "comma-separated backends, NAME=IMPL allowed")(
+      "out", po::value<std::string>(), "report directory")("resume", "continue a run in --out")(
+      "shard", po::value<std::string>(), "K/N")("help,h", "this help");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << kRunHelp;
+    return kOk;
+  }
+  if (!vm.count("suite"))
+    throw InvalidArgument("missing --suite NAME|FILE (see convcheck run --help)");
+  const Suite suite = read_suite(vm["suite"].as<std::string>());
+  const std::vector<reports::RunCase> all_cases = reports::suite_cases(suite);
+  reports::Shard shard;
+  if (vm.count("shard")) shard = reports::parse_shard(vm["shard"].as<std::string>());
+  std::vector<const reports::RunCase*> planned;
+  for (const reports::RunCase& c : all_cases)
+    if (shard.takes(c.index)) planned.push_back(&c);
+
+  // Backends, by name (labels) and implementation.
+  std::vector<Label> labels;
+  po::variables_map bvm;
+  if (vm.count("backends")) {
+    labels = parse_labels(vm["backends"].as<std::string>());
+    std::string impls;
+    for (const Label& l : labels) impls += (impls.empty() ? "" : ",") + l.impl;
+    bvm.insert({"backends", po::variable_value(impls, false)});
+  }
+  std::optional<Chosen> chosen = choose_backends(bvm);
+  if (!chosen) return kUnavailable;
+  if (labels.empty())
+    for (Backend* b : chosen->list) labels.push_back({b->name(), b->name()});
+  std::vector<std::string> names;
+  for (const Label& l : labels) names.push_back(l.name);
+  if (chosen->list.empty())
+    throw InvalidArgument("no backend is available to run (convcheck list says why)");
+
+  const std::string dir = vm.count("out")
+                              ? vm["out"].as<std::string>()
+                              : "convcheck-" + suite.name +
+                                    (shard.whole() ? ""
+                                                   : "-shard-" + std::to_string(shard.k) + "-of-" +
+                                                         std::to_string(shard.n));
+  check_writable(dir);
+  const std::string results_path = dir + "/results.jsonl";
+  const bool resume = vm.count("resume") > 0;
+
+  reports::RunInfo info;
+  info.suite = suite.name;
+  info.suite_path = suite.path;
+  info.suite_cases = static_cast<int64_t>(all_cases.size());
+  for (const Label& l : labels) info.backends.push_back({l.name, l.impl});
+  for (const std::string& s : chosen->skipped) {
+    const std::size_t paren = s.find(" (");
+    info.skipped.emplace_back(s.substr(0, paren), paren == std::string::npos
+                                                      ? ""
+                                                      : s.substr(paren + 2, s.size() - paren - 3));
+  }
+  info.shard = shard;
+  info.command = command_line(args);
+  info.started = reports::utc_now();
+
+  // What is already there.
+  std::error_code ec;
+  const bool has_results =
+      std::filesystem::exists(results_path, ec) && std::filesystem::file_size(results_path, ec) > 0;
+  if (has_results && !resume) {
+    throw InvalidArgument(results_path +
+                          " already holds results: pass --resume to continue that run, or "
+                          "choose another --out directory");
+  }
+  reports::ReadResult existing;
+  if (resume && std::filesystem::exists(dir + "/run.json")) {
+    std::ifstream f(dir + "/run.json", std::ios::binary);
+    std::ostringstream text;
+    text << f.rdbuf();
+    const reports::RunInfo old = reports::parse_run_json(text.str(), dir + "/run.json");
+    auto backends_of = [](const reports::RunInfo& r) {
+      std::string s;
+      for (const reports::BackendLabel& b : r.backends)
+        s += (s.empty() ? "" : ",") + b.name +
+             (b.name == b.implementation ? "" : "=" + b.implementation);
+      return s;
+    };
+    auto differs = [&](const char* what, const std::string& was, const std::string& now) {
+      if (was != now)
+        throw InvalidArgument("--resume: " + dir + " holds a run with " + what + " " + was +
+                              "; this command asks for " + now +
+                              " (rerun it as it was, or choose another --out directory)");
+    };
+    differs("suite", old.suite, info.suite);
+    differs("backends", backends_of(old), backends_of(info));
+    differs("shard", reports::to_string(old.shard), reports::to_string(info.shard));
+    if (old.suite_cases != info.suite_cases)
+      differs("suite size", std::to_string(old.suite_cases), std::to_string(info.suite_cases));
+    // The environment the run began in stays its environment (the summary must not change
+    // because a run was resumed).
+    info.environment = old.environment;
+    info.skipped = old.skipped;
+    info.started = old.started;
+  } else if (has_results) {
+    throw InvalidArgument("--resume: " + dir + " has results.jsonl but no run.json");
+  }
+  if (resume) {
+    existing = reports::read_results(results_path);
+    if (existing.truncated_tail)
+      std::cerr << "run: " << results_path
+                << ": the last line was cut short (a killed run); it is dropped and rerun\n";
+  }
+  if (info.environment.is_null()) {
+    info.environment = reports::environment();
+    json::add(info.environment, "threads", json::make_number(omp_get_max_threads()));
+  }
+
+  std::unordered_set<std::string> planned_keys;
+  for (const reports::RunCase* c : planned) {
+    const std::string ck =
+        to_string(c->c.problem) + "|" + std::to_string(c->c.seed) + "|" + fill_name(c->c.fill);
+    planned_keys.insert(ck);
+  }
+  std::vector<reports::Record> records =
+      reports::deduplicate(std::move(existing.records), results_path);
+  std::unordered_set<std::string> done;
+  for (const reports::Record& r : records) {
+    if (!planned_keys.count(r.case_key()))
+      throw InvalidArgument("--resume: " + results_path + " holds case " + r.case_key() +
+                            ", which is not in suite " + suite.path + " (shard " +
+                            reports::to_string(shard) +
+                            "): the suite changed since; choose another --out directory");
+    done.insert(r.key());
+  }
+
+  Appender out(results_path, existing.valid_bytes, existing.truncated_tail);
+  reports::write_file_atomic(dir + "/run.json", json::dump(reports::run_json(info), 1) + "\n");
+
+  int64_t already = 0;
+  std::vector<const reports::RunCase*> todo;
+  for (const reports::RunCase* c : planned) {
+    bool all_done = true;
+    const std::string ck =
+        to_string(c->c.problem) + "|" + std::to_string(c->c.seed) + "|" + fill_name(c->c.fill);
+    for (const std::string& n : names) all_done = all_done && done.count(ck + "|" + n);
+    if (all_done) {
+      ++already;
+    } else {
+      todo.push_back(c);
+    }
+  }
+  int64_t failing = 0;
+  for (const reports::Record& r : records) failing += reports::is_failure(r.verdict);
+
+  std::string backend_list;
+  for (const Label& l : labels)
+    backend_list +=
+        (backend_list.empty() ? "" : ",") + l.name + (l.name == l.impl ? "" : "=" + l.impl);
+  std::cout << "run: suite " << suite.name << " (" << suite.path << "), " << planned.size()
+            << " cases"
+            << (shard.whole() ? ""
+                              : " of " + std::to_string(all_cases.size()) + " (shard " +
+                                    reports::to_string(shard) + ")")
+            << ", backends " << backend_list << "\n";
+  for (const auto& [name, reason] : info.skipped)
+    std::cout << "run: skipped " << name << " (" << reason << ")\n";
+  if (resume) std::cout << "run: resuming: " << already << " cases already recorded\n";
+  std::cout << "run: writing " << dir << "/" << std::endl;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  Progress progress(static_cast<int64_t>(planned.size()), already);
+  int64_t finished = already;
+  {
+    InterruptGuard interrupt;
+    for (const reports::RunCase* c : todo) {
+      if (InterruptGuard::signal()) break;
+      const CaseReport report = run_case(c->c, chosen->list);
+      std::vector<reports::Record> rs = reports::records_of(report, *c, names);
+      std::string lines;
+      for (reports::Record& r : rs) {
+        if (done.count(r.key())) continue;
+        lines += reports::to_jsonl(r) + "\n";
+        failing += reports::is_failure(r.verdict);
+        records.push_back(std::move(r));
+      }
+      out.append(lines);
+      ++finished;
+      progress.update(finished, failing);
+    }
+    progress.finish();
+    out.sync();
+    // A signal that came after the last case interrupted nothing.
+    const int sig = finished < static_cast<int64_t>(planned.size()) ? InterruptGuard::signal() : 0;
+    info.interrupted = sig != 0;
+    info.finished = reports::utc_now();
+    info.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    reports::write_reports(dir, info, records);
+
+    std::map<std::string, int64_t> counts;
+    for (const reports::Record& r : records) ++counts[r.verdict];
+    std::cout << "run: " << finished << " of " << planned.size() << " cases, " << records.size()
+              << " (case, backend) pairs:";
+    for (const char* v : reports::kVerdicts) std::cout << " " << counts[v] << " " << v << ",";
+    std::cout << " in " << duration(info.elapsed_s) << "\n";
+    std::cout << "run: reports in " << dir
+              << "/: results.jsonl summary.json junit.xml report.html\n";
+    if (sig) {
+      std::cout << "run: interrupted by signal " << sig << " after " << finished - already
+                << " cases; rerun with --resume to continue" << std::endl;
+      return 128 + sig;
+    }
+  }
+  std::cout << std::flush;
+  return failing > 0 ? kCheckFailed : kOk;
+}
+
+}  // namespace convcheck::cli

@@ -1,0 +1,293 @@
+// `convcheck verify`: tools/verify.h has the contract names and the output.
+#include "tools/verify.h"
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <utility>
+
+#include "core/admission.h"
+#include "core/error.h"
+#include "core/npy.h"
+#include "core/problem.h"
+#include "oracle/oracle.h"
+#include "plugins/plugins.h"
+
+namespace po = boost::program_options;
+
+namespace convcheck::cli {
+
+namespace {
+
+const char* flag_of(Role r) {
+  switch (r) {
+    case Role::input:
+      return "input";
+    case Role::filter:
+      return "filter";
+    case Role::out_backprop:
+      return "out-backprop";
+  }
+  return "?";
+}
+
+// The contract named `name` for results of dtype t; nullopt for an unknown name. `bitwise` is set
+// for "exact".
+std::optional<NumericContract> named_contract(const std::string& name, DType t, bool& bitwise) {
+  bitwise = false;
+  NumericContract k;
+  k.name = name;
+  k.chain = NumericContract::Chain::linear;
+  k.deterministic = true;
+  if (name == "exact") {
+    bitwise = true;
+    k.chain = NumericContract::Chain::exact;
+    return k;
+  }
+  if (name == "i32") {
+    k.name = "i32-wrap";
+    k.chain = NumericContract::Chain::exact;
+    return k;
+  }
+  int acc_bits = 0, in_bits = 0;  // precision of the accumulation and of the operands' conversion
+  if (name == "f32") {
+    acc_bits = in_bits = 24;
+  } else if (name == "tf32") {
+    acc_bits = 24;
+    in_bits = 11;
+  } else if (name == "f16") {
+    acc_bits = in_bits = 11;
+  } else if (name == "bf16") {
+    acc_bits = in_bits = 8;
+  } else if (name == "f64") {
+    acc_bits = in_bits = 53;
+  } else {
+    return std::nullopt;
+  }
+  if (t == DType::i32) return k;  // refused by the caller
+  const int p = float_format(t).precision;
+  k.u_acc = std::ldexp(1.0, -acc_bits);
+  k.u_in = p > in_bits ? std::ldexp(1.0, -in_bits) : 0.0;
+  k.u_out = p < acc_bits ? std::ldexp(1.0, -p) : 0.0;
+  return k;
+}
+
+std::string json_str(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      o += '\\';
+      o += static_cast<char>(ch);
+    } else if (ch < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", ch);
+      o += b;
+    } else {
+      o += static_cast<char>(ch);
+    }
+  }
+  return o + "\"";
+}
+
+std::string json_num(double v) {
+  if (std::isnan(v)) return "\"nan\"";
+  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string admission_json(const Admission& a) {
+  return "{\"kind\":" + json_str(admission_kind_name(a.kind)) +
+         ",\"message\":" + json_str(a.message) + "}";
+}
+
+// A record with check's keys (oracle/oracle.cpp to_json); no relations, no run time.
+std::string record_json(const BackendRecord& b) {
+  std::string o =
+      "{\"backend\":" + json_str(b.backend) + ",\"verdict\":" + json_str(verdict_name(b.verdict)) +
+      ",\"check\":" + json_str(b.check) + ",\"reason\":" + json_str(b.reason) +
+      ",\"contract\":" + json_str(b.contract) + ",\"bound_usage\":" + json_num(b.bound_usage) +
+      ",\"mismatches\":" + std::to_string(b.mismatches) + ",\"first_offender\":";
+  if (b.first) {
+    const Offender& f = *b.first;
+    o += "{\"coord\":[" + std::to_string(f.coord[0]) + "," + std::to_string(f.coord[1]) + "," +
+         std::to_string(f.coord[2]) + "," + std::to_string(f.coord[3]) +
+         "],\"index\":" + std::to_string(f.index) + ",\"ref\":" + json_num(f.ref) +
+         ",\"got\":" + json_num(f.got) + ",\"bound\":" + json_num(f.bound) + "}";
+  } else {
+    o += "null";
+  }
+  return o + ",\"adjoint\":[],\"metamorphic\":[],\"ms\":0,\"repro\":" + json_str(b.repro) + "}";
+}
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(" '\"\\$`") == std::string::npos) return s;
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+
+}  // namespace
+
+int cmd_verify(const Args& args) {
+  po::options_description desc("verify");
+  desc.add_options()("problem", po::value<std::string>(), "descriptor")(
+      "input", po::value<std::string>(), "input .npy")(
+      "filter", po::value<std::string>(), "filter .npy")("out-backprop", po::value<std::string>(),
+                                                         "out_backprop .npy")(
+      "result", po::value<std::string>(), "the result .npy to judge")(
+      "contract", po::value<std::string>(), "f32 | tf32 | f16 | bf16 | f64 | exact | i32 (list)")(
+      "json", "JSON output");
+  po::positional_options_description pos;
+  pos.add("problem", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  if (!vm.count("problem")) throw InvalidArgument("missing PROBLEM (a descriptor)");
+  const Problem p = parse_problem(vm["problem"].as<std::string>());
+  const Geometry g = geometry(p);
+  if (!vm.count("result")) throw InvalidArgument("missing --result FILE");
+  const std::string result_path = vm["result"].as<std::string>();
+
+  // Contracts first: a typo is bad usage before any file is read.
+  std::string names = vm.count("contract")    ? vm["contract"].as<std::string>()
+                      : p.dtype == DType::f64 ? "f64"
+                      : p.dtype == DType::i32 ? "i32"
+                                              : "f32";
+  std::vector<std::pair<NumericContract, bool>> contracts;
+  std::vector<std::string> contract_names;
+  for (std::size_t start = 0; start <= names.size();) {
+    const std::size_t comma = names.find(',', start);
+    const std::string name =
+        names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool bitwise = false;
+    std::optional<NumericContract> k = named_contract(name, p.dtype, bitwise);
+    if (!k)
+      throw InvalidArgument("--contract " + name +
+                            ": expected f32, tf32, f16, bf16, f64, exact or i32 (comma-separated)");
+    if ((p.dtype == DType::i32) != (name == "i32") && name != "exact")
+      throw InvalidArgument(
+          "--contract " + name + " does not apply to " + dtype_name(p.dtype) +
+          " results: " + (p.dtype == DType::i32 ? "use i32 or exact" : "i32 is for int32 only"));
+    contracts.emplace_back(*k, bitwise);
+    contract_names.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+
+  // The two operands the op reads, as `compute` takes them; a third is ignored with a note.
+  const OpIO io = op_io(p.op);
+  Tensor tensors[2];
+  ConstTensorView views[2];
+  Operands ops;
+  std::string repro = "convcheck verify " + quote(to_string(p));
+  int slot = 0;
+  for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+    const bool reads = r == io.a || r == io.b;
+    if (!reads) {
+      if (vm.count(flag_of(r)))
+        std::cerr << "convcheck verify: note: " << op_name(p.op) << " does not read "
+                  << role_name(r) << "; --" << flag_of(r) << " ignored\n";
+      continue;
+    }
+    if (!vm.count(flag_of(r)))
+      throw InvalidArgument(std::string(op_name(p.op)) + " reads " + role_name(io.a) + " and " +
+                            role_name(io.b) + ": missing --" + flag_of(r));
+    const std::string path = vm[flag_of(r)].as<std::string>();
+    Tensor t = read_npy(path, storage_layout(p, r));
+    if (t.dtype() != p.dtype)
+      throw InvalidArgument(std::string(role_name(r)) + ": file " + path + " has dtype " +
+                            dtype_name(t.dtype()) + " ('" + npy_descr(t.dtype()) + "'), expected " +
+                            dtype_name(p.dtype) + " ('" + npy_descr(p.dtype) + "') for " +
+                            to_string(p));
+    check_operand_shape(p, g, r, t.shape(), path);
+    tensors[slot] = std::move(t);
+    views[slot] = view(std::as_const(tensors[slot]));
+    ops.set(r, &views[slot]);
+    repro += std::string(" --") + flag_of(r) + " " + quote(path);
+    ++slot;
+  }
+  const Shape want = storage_shape(p, g, io.result_like);
+  const Tensor result = read_npy(result_path, storage_layout(p, io.result_like));
+  if (result.dtype() != p.dtype)
+    throw InvalidArgument("result: file " + result_path + " has dtype " +
+                          dtype_name(result.dtype()) + " ('" + npy_descr(result.dtype()) +
+                          "'), expected " + dtype_name(p.dtype) + " ('" + npy_descr(p.dtype) +
+                          "') for " + to_string(p));
+  if (result.shape() != want)
+    throw InvalidArgument("result: file " + result_path + " has shape " +
+                          shape_string(result.shape()) + ", expected " + shape_string(want) + " (" +
+                          result_name(p.op) + " in " +
+                          layout_name(storage_layout(p, io.result_like)) + ") for " + to_string(p));
+  repro += " --result " + quote(result_path);
+
+  std::vector<BackendRecord> records;
+  bool any_failed = false;
+  for (std::size_t i = 0; i < contracts.size(); ++i) {
+    BackendRecord r = judge_result(p, ops, result, contracts[i].first, contracts[i].second,
+                                   "verify:" + contract_names[i]);
+    r.repro = repro + " --contract " + contract_names[i];
+    any_failed = any_failed || r.verdict == Verdict::fail;
+    records.push_back(std::move(r));
+  }
+
+  const TfAdmission admission = tf_admission(p);
+  if (vm.count("json")) {
+    std::string o = "{\"command\":\"verify\",\"problem\":" + json_str(to_string(p)) +
+                    ",\"result\":" + json_str(result_path) +
+                    ",\"tf_admission\":{\"cpu\":" + admission_json(admission.cpu) +
+                    ",\"gpu\":" + admission_json(admission.gpu) + "},\"backends\":[";
+    for (std::size_t i = 0; i < records.size(); ++i)
+      o += std::string(i ? "," : "") + record_json(records[i]);
+    std::cout << o << "]}\n";
+  } else {
+    std::cout << to_string(p) << "\n  result " << result_path << ": " << result_name(p.op) << " "
+              << shape_string(result.shape()) << " " << dtype_name(p.dtype) << "\n";
+    std::cout << "  TF admission: CPU " << admission_kind_name(admission.cpu.kind)
+              << (admission.cpu.message.empty() ? "" : " (" + admission.cpu.message + ")")
+              << ", GPU " << admission_kind_name(admission.gpu.kind)
+              << (admission.gpu.message.empty() ? "" : " (" + admission.gpu.message + ")") << "\n";
+    for (const BackendRecord& b : records) {
+      std::cout << "  " << b.backend << ": " << verdict_name(b.verdict);
+      if (!b.check.empty()) std::cout << " [" << b.check << "]";
+      if (!b.reason.empty()) std::cout << " " << b.reason;
+      std::cout << "\n    bound usage " << b.bound_usage << ", " << b.mismatches
+                << " elements over their bound, contract " << b.contract << "\n";
+      if (b.verdict == Verdict::fail) std::cout << "    repro: " << b.repro << "\n";
+    }
+  }
+  return any_failed ? kCheckFailed : kOk;
+}
+
+void take_plugin_timeout(Args& args) {
+  const std::string flag = "--plugin-timeout";
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string value;
+    std::size_t n = 0;  // arguments taken
+    if (args[i] == flag) {
+      if (i + 1 >= args.size()) throw InvalidArgument(flag + " needs a number of seconds");
+      value = args[i + 1];
+      n = 2;
+    } else if (args[i].rfind(flag + "=", 0) == 0) {
+      value = args[i].substr(flag.size() + 1);
+      n = 1;
+    } else {
+      continue;
+    }
+    char* end = nullptr;
+    const double s = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != 0 || !(s > 0) || !std::isfinite(s))
+      throw InvalidArgument(flag + " " + value + ": expected a positive number of seconds");
+    set_plugin_timeout(s);
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+               args.begin() + static_cast<std::ptrdiff_t>(i + n));
+    --i;
+  }
+}
+
+}  // namespace convcheck::cli
