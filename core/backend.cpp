@@ -1,5 +1,9 @@
 #include "core/backend.h"
 
+#include <cmath>
+
+#include "core/half.h"
+
 namespace convcheck {
 
 const ConstTensorView* Operands::get(Role r) const {
@@ -12,6 +16,33 @@ const ConstTensorView* Operands::get(Role r) const {
       return out_backprop;
   }
   return nullptr;
+}
+
+NumericContract native_contract(DType t) {
+  NumericContract c;
+  c.chain = NumericContract::Chain::linear;
+  c.deterministic = true;
+  switch (t) {
+    case DType::f32:
+      c.name = "f32-fma";
+      c.u_acc = std::ldexp(1.0, -24);
+      break;
+    case DType::f64:
+      c.name = "f64-fma";
+      c.u_acc = std::ldexp(1.0, -53);
+      break;
+    case DType::f16:
+    case DType::bf16:
+      c.name = std::string(dtype_name(t)) + "-storage-f32-acc";
+      c.u_acc = std::ldexp(1.0, -24);
+      c.u_out = std::ldexp(1.0, -float_format(t).precision);
+      break;
+    case DType::i32:
+      c.name = "i32-wrap";
+      c.chain = NumericContract::Chain::exact;  // exact modulo 2^32
+      break;
+  }
+  return c;
 }
 
 int64_t NumericContract::chain_length(int64_t n) const {

@@ -73,6 +73,12 @@ struct NumericContract {
   int64_t chain_length(int64_t n) const;
 };
 
+/// The contract of accumulating in the dtype's own precision with fused multiply-adds, in any
+/// summation order (Chain::linear, k = n), deterministic, no flushing: "f32-fma" / "f64-fma";
+/// f16 and bf16 stored 16-bit, accumulated in f32 and rounded once ("f16-storage-f32-acc", ...);
+/// int32 wrapping modulo 2^32 ("i32-wrap", exact chain). Backends start from it and adjust.
+NumericContract native_contract(DType t);
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -415,28 +415,11 @@ class CudnnBackend final : public Backend {
   }
 
   NumericContract contract(const Problem& p) const override {
-    NumericContract c;
-    c.chain = NumericContract::Chain::linear;  // any summation order or tree: k = n
-    c.u_in = 0;
-    switch (p.dtype) {
-      case DType::f32:
-        c.name = "f32-fma";
-        c.u_acc = std::ldexp(1.0, -24);
-        break;
-      case DType::f64:
-        c.name = "f64-fma";
-        c.u_acc = std::ldexp(1.0, -53);
-        break;
-      case DType::f16:
-      case DType::bf16:
-        c.name = std::string(dtype_name(p.dtype)) + "-storage-f32-acc";
-        c.u_acc = std::ldexp(1.0, -24);
-        c.u_out = std::ldexp(1.0, -float_format(p.dtype).precision);
-        break;
-      case DType::i32:
-        c.name = "cudnn-unsupported";
-        c.deterministic = false;
-        return c;
+    NumericContract c = native_contract(p.dtype);  // any summation order or tree: k = n
+    if (p.dtype == DType::i32) {
+      c.name = "cudnn-unsupported";
+      c.deterministic = false;
+      return c;
     }
     c.deterministic = deterministic(p);
     return c;

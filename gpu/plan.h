@@ -219,30 +219,10 @@ inline Plan make_plan(const Problem& pr, const Geometry& g, Mode mode,
 /// exceeds n roundings). Deterministic: the plan fixes every element's order of operations; no
 /// atomics.
 inline NumericContract plan_contract(const Plan& p, const Geometry& g) {
-  NumericContract c;
-  c.chain = NumericContract::Chain::linear;
-  c.deterministic = true;
-  c.flush_subnormals = false;  // built without --use_fast_math / -ftz
-  switch (p.dtype) {
-    case DType::f32:
-      c.name = p.mode == Mode::tf32 ? "tf32" : "f32-fma";
-      c.u_in = p.mode == Mode::tf32 ? std::ldexp(1.0, -11) : 0.0;
-      c.u_acc = std::ldexp(1.0, -24);
-      break;
-    case DType::f64:
-      c.name = "f64-fma";
-      c.u_acc = std::ldexp(1.0, -53);
-      break;
-    case DType::f16:
-    case DType::bf16:
-      c.name = std::string(dtype_name(p.dtype)) + "-storage-f32-acc";
-      c.u_acc = std::ldexp(1.0, -24);
-      c.u_out = std::ldexp(1.0, -float_format(p.dtype).precision);
-      break;
-    case DType::i32:
-      c.name = "i32-wrap";
-      c.chain = NumericContract::Chain::exact;
-      break;
+  NumericContract c = native_contract(p.dtype);  // built without --use_fast_math / -ftz
+  if (p.dtype == DType::f32 && p.mode == Mode::tf32) {
+    c.name = "tf32";
+    c.u_in = std::ldexp(1.0, -11);  // operands rounded to TF32 (10-bit fraction) first
   }
   if (p.dtype != DType::i32 && p.chunks > 1 && plan_detail::reduction_without_padding(g)) {
     c.chain = NumericContract::Chain::blocked;

@@ -353,29 +353,11 @@ class OptimizedBackend : public Backend {
   Status can_implement(const Problem&) const override { return Status::Ok(); }
 
   NumericContract contract(const Problem& p) const override {
-    NumericContract c;
-    c.chain = NumericContract::Chain::linear;  // any summation order: k = n (numerics note §2.1)
-    c.deterministic = true;
-    switch (p.dtype) {
-      case DType::f32:
-        c.name = kernels<float>().fused ? "f32-fma" : "f32";
-        c.u_acc = std::ldexp(1.0, -24);
-        break;
-      case DType::f64:
-        c.name = kernels<double>().fused ? "f64-fma" : "f64";
-        c.u_acc = std::ldexp(1.0, -53);
-        break;
-      case DType::f16:
-      case DType::bf16:
-        c.name = std::string(dtype_name(p.dtype)) + "-storage-f32-acc";
-        c.u_acc = std::ldexp(1.0, -24);
-        c.u_out = std::ldexp(1.0, -float_format(p.dtype).precision);
-        break;
-      case DType::i32:
-        c.name = "i32-wrap";
-        c.chain = NumericContract::Chain::exact;  // exact modulo 2^32
-        break;
-    }
+    NumericContract c = native_contract(p.dtype);  // any summation order: k = n (numerics §2.1)
+    // Without FMA kernels each product is rounded too; k = n still covers it (one product rounding
+    // plus at most n - 1 sums), but the name must not claim FMA.
+    if (p.dtype == DType::f32 && !kernels<float>().fused) c.name = "f32";
+    if (p.dtype == DType::f64 && !kernels<double>().fused) c.name = "f64";
     return c;
   }
 
