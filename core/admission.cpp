@@ -26,6 +26,18 @@ bool grouped(const Geometry& g) {
   return !g.depthwise && g.G > 1;
 }
 
+// TF's output size along one dimension (GetWindowedOutputSize) with dilation 1, for a problem that
+// is valid with its dilation. Dropping the dilation only shrinks the filter's extent, so this
+// cannot overflow or go negative, where geometry() of the undilated problem may refuse it: its
+// larger out_backprop can overflow 64 bits (found by fuzz/,
+// regressions/descriptor/undilated_too_large). SAME's output size does not depend on the filter.
+int64_t undilated_out(int64_t in, int64_t k, int64_t s, const Padding& pad, int64_t before,
+                      int64_t after, int64_t same_out) {
+  if (pad.kind == PaddingKind::SAME) return same_out;
+  const int64_t diff = in + before + after - k;  // in + pads <= kMaxExtent
+  return diff >= 0 ? diff / s + 1 : (diff + s) / s;
+}
+
 // Conv2D (S10 conv_ops_impl.h / conv_ops_int32.cc).
 TfAdmission conv2d(const Problem& p, const Geometry& g) {
   TfAdmission a;
@@ -114,17 +126,16 @@ TfAdmission depthwise(const Problem& p, const Geometry& g) {
                      num(g.dh) + ", " + num(g.dw) + ", 1]");
     } else {
       // TF recomputes the out_backprop size with dilation 1 and compares.
-      Problem undilated = p;
-      undilated.dilation_h = undilated.dilation_w = 1;
-      Geometry u = geometry(undilated);
-      if (u.OH != g.OH) {
+      const int64_t uh = undilated_out(g.H, g.KH, g.sh, p.padding, g.pad_top, g.pad_bottom, g.OH);
+      const int64_t uw = undilated_out(g.W, g.KW, g.sw, p.padding, g.pad_left, g.pad_right, g.OW);
+      if (uh != g.OH) {
         both =
             refused(label + ": Number of rows of out_backprop doesn't match computed: actual = " +
-                    num(g.OH) + ", computed = " + num(u.OH));
-      } else if (u.OW != g.OW) {
+                    num(g.OH) + ", computed = " + num(uh));
+      } else if (uw != g.OW) {
         both =
             refused(label + ": Number of cols of out_backprop doesn't match computed: actual = " +
-                    num(g.OW) + ", computed = " + num(u.OW));
+                    num(g.OW) + ", computed = " + num(uw));
       } else {
         both = differs(
             "TF's depthwise kernels ignore dilations: TF computes this problem as if "

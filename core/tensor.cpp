@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/limits.h"
 
 namespace convcheck {
 
@@ -45,6 +46,16 @@ int64_t element_count(const Shape& s) {
 
 Tensor::Tensor(DType dtype, Shape shape, Layout layout)
     : dtype_(dtype), shape_(std::move(shape)), layout_(layout), size_(element_count(shape_)) {
+  // The byte count in 64 bits, and within the memory limit (core/limits.h): a safety net under the
+  // per-problem checks, which refuse anything this large before any tensor is made.
+  const int64_t item = static_cast<int64_t>(dtype_size(dtype_));
+  if (size_ > INT64_MAX / item) {
+    throw InvalidArgument("the byte size of a " + std::string(dtype_name(dtype_)) +
+                          " tensor of shape " + shape_string(shape_) + " overflows 64 bits");
+  }
+  require_allocation(
+      static_cast<uint64_t>(size_ * item),
+      "a " + std::string(dtype_name(dtype_)) + " tensor of shape " + shape_string(shape_));
   storage_.assign((bytes() + 7) / 8, 0);
 }
 

@@ -81,14 +81,18 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   const int64_t NR = kt.nr(variant), MR = kt.mr;
   const int64_t qblocks = (g.Cf + MR - 1) / MR, oblocks = (Og + NR - 1) / NR;
   const int64_t tiles = g.G * taps * qblocks * oblocks;
-  const int64_t row_bytes = (g.OW * g.O + g.sh * g.W * g.C) * static_cast<int64_t>(sizeof(T)) + 1;
+  // Input rows one output row spans: the stride, but never more than the input has (a stride up to
+  // 2^60 times a row would overflow, issue 8).
+  const int64_t span_rows = std::min(g.sh, g.H);
+  const int64_t row_bytes =
+      (g.OW * g.O + span_rows * g.W * g.C) * static_cast<int64_t>(sizeof(T)) + 1;
   const int64_t block_rows =
       std::max<int64_t>(1, (taps == 1 ? kBlockBytesOneTap : kBlockBytes) / row_bytes);
   auto kernel = kt.filter[variant];
   const int threads = thread_count();
 
   const int64_t filter_elements = taps * g.Cf * g.O;
-  const int64_t activation_elements = rows * (g.OW * g.O + g.sh * g.W * g.C);
+  const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
   const int64_t chunks =
       activation_elements >= kChunkRatio * kMaxChunks * filter_elements && rows >= kMaxChunks
           ? kMaxChunks
@@ -124,7 +128,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
           const int64_t q0 = qb * MR, o0 = grp * Og + ob * NR;
           FilterTile<T> ft;
           ft.x = x + grp * g.Cf + q0;
-          ft.x_step = g.sw * g.C;
+          // A segment with two or more columns has sw < W; otherwise the step is never taken, and
+          // clamping keeps a huge stride's sw * C from overflowing.
+          ft.x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
           ft.dy = dy + o0;
           ft.dy_step = g.O;
           ft.seg = seg.data() + tap * rows + row0;

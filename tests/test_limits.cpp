@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/admission.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/npy.h"
@@ -294,4 +295,43 @@ BOOST_AUTO_TEST_CASE(shipped_suites_fit_a_small_machine) {
     BOOST_TEST_MESSAGE(name << ": largest footprint " << format_bytes(largest));
     BOOST_TEST(largest <= 4 * kGiB, name << ": " << format_bytes(largest));
   }
+}
+
+// The Tensor constructor itself: byte counts that overflow, and tensors over the limit, are refused
+// before allocating (a safety net under the per-problem checks).
+BOOST_AUTO_TEST_CASE(tensor_constructor_checks_bytes) {
+  const std::string over = message_of([] {
+    Tensor t(DType::f64, {int64_t{1} << 31, int64_t{1} << 31, 1});
+  });
+  BOOST_TEST(over ==
+                 "the byte size of a f64 tensor of shape [2147483648, 2147483648, 1] "
+                 "overflows 64 bits",
+             over);
+  set_memory_limit(1000);
+  const std::string big = message_of([] { Tensor t(DType::f32, {251}); });
+  BOOST_TEST(big.find("a f32 tensor of shape [251] needs 1004 B (1004 bytes), more than the memory "
+                      "limit of 1000 B (1000 bytes, --max-bytes)") == 0,
+             big);
+  BOOST_CHECK_NO_THROW(Tensor(DType::f32, {250}));
+  reset_memory_limit();
+}
+
+// Found by fuzz/fuzz_descriptor (regressions/descriptor/undilated_too_large): TF admission of a
+// dilated depthwise backprop recomputed the geometry without the dilation, whose larger
+// out_backprop overflows 64 bits, and the refusal escaped as an exception. TF compares the sizes.
+BOOST_AUTO_TEST_CASE(admission_of_a_problem_whose_undilated_twin_is_too_large) {
+  const Problem p = parse_problem(
+      "depthwise_conv2d_backprop_filter:input=4x3x6x1,filter=2x2x1x12,dilation=2x3,"
+      "padding=9:1949161611111122:7:2");
+  const Geometry g = geometry(p);
+  BOOST_TEST(g.OH == 1949161611111132);
+  Problem undilated = p;
+  undilated.dilation_h = undilated.dilation_w = 1;
+  BOOST_CHECK_THROW(geometry(undilated), InvalidArgument);
+  TfAdmission a;
+  BOOST_REQUIRE_NO_THROW(a = tf_admission(p));
+  BOOST_TEST((a.cpu.kind == Admission::Kind::refused));
+  BOOST_TEST(a.cpu.message ==
+             "DepthwiseConv2DBackpropFilter: Number of rows of out_backprop doesn't match "
+             "computed: actual = 1949161611111132, computed = 1949161611111133");
 }

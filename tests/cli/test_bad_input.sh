@@ -87,6 +87,16 @@ for P in 'conv2d:input=1x5x5x1,filter=3x3x1x1,stride=1152921504606846976x1,paddi
   'conv2d_transpose:input=1x5x5x1,filter=1x1x1x1,stride=1152921504606846976x1,padding=VALID'; do
   expect 0 "optimized: pass" -- check "$P" --backends reference,optimized
 done
+B=1152921504606846976  # 2^60, the largest stride and dilation
+for op in conv2d conv2d_backprop_input conv2d_backprop_filter conv2d_transpose depthwise_conv2d \
+  depthwise_conv2d_backprop_input depthwise_conv2d_backprop_filter; do
+  for rest in "stride=${B}x${B},padding=SAME" "stride=${B}x2,padding=SAME,format=NCHW" \
+    "stride=3x${B},padding=VALID" "dilation=$((B / 4))x1,padding=SAME" \
+    "stride=${B}x${B},dilation=1x$((B / 4)),padding=SAME,dtype=f64"; do
+    expect 0 "optimized: pass" -- check "$op:input=2x5x9x4,filter=3x3x4x2,$rest" \
+      --backends reference,optimized
+  done
+done
 
 # --- hostile .npy files -------------------------------------------------------------------------
 npy() {  # npy NAME HEADER-DICT DATA-BYTES: a version 1.0 file with a hand-written header
