@@ -50,6 +50,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/suite.h"
 #include "oracle/oracle.h"
 #include "reports/json.h"
@@ -200,6 +201,9 @@ const char* kRunHelp =
     "rest\n"
     "  --shard K/N         run only case i (suite order, from 0) with i mod N == K-1; N shards\n"
     "                      together run the whole suite; `convcheck report merge` joins them\n"
+    "  --max-bytes N[K|M|G|T]  memory limit (default half of physical memory); every case is\n"
+    "                      checked against it before the first one runs\n"
+    "  --plugin-timeout S  seconds a plugin:PATH backend may take per call (default 60)\n"
     "\n"
     "Progress goes to stderr (one updating line on a terminal, else a line per 10 % or 30 s).\n"
     "SIGINT/SIGTERM: stops after the case in flight, writes the reports of what finished and\n"
@@ -394,6 +398,10 @@ int cmd_run(const Args& args) {
     throw InvalidArgument("missing --suite NAME|FILE (see convcheck run --help)");
   const Suite suite = read_suite(vm["suite"].as<std::string>());
   const std::vector<reports::RunCase> all_cases = reports::suite_cases(suite);
+  // Every case must fit the memory limit (--max-bytes) before the first one runs, so a run never
+  // stops part-way for a problem it could have refused at the start (issue 8).
+  for (const reports::RunCase& c : all_cases)
+    require_memory(c.c.problem, geometry(c.c.problem), MemoryUse::oracle);
   reports::Shard shard;
   if (vm.count("shard")) shard = reports::parse_shard(vm["shard"].as<std::string>());
   std::vector<const reports::RunCase*> planned;

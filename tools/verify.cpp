@@ -11,6 +11,7 @@
 
 #include "core/admission.h"
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/npy.h"
 #include "core/problem.h"
 #include "oracle/oracle.h"
@@ -151,6 +152,7 @@ int cmd_verify(const Args& args) {
   if (!vm.count("problem")) throw InvalidArgument("missing PROBLEM (a descriptor)");
   const Problem p = parse_problem(vm["problem"].as<std::string>());
   const Geometry g = geometry(p);
+  require_memory(p, g, MemoryUse::compute);  // refused before any operand is read (issue 8)
   if (!vm.count("result")) throw InvalidArgument("missing --result FILE");
   const std::string result_path = vm["result"].as<std::string>();
 
