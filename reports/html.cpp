@@ -12,32 +12,6 @@ namespace convcheck::reports {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&#39;";
-        break;
-      default:
-        o += (c < 0x20 && c != '\n' && c != '\t') ? '?' : static_cast<char>(c);
-    }
-  }
-  return o;
-}
-
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -113,9 +87,9 @@ std::string histogram(const std::string& title, const std::vector<std::string>& 
   for (int64_t c : counts) max = std::max(max, c);
   std::string o = "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                   std::to_string(width) + "\" height=\"" + std::to_string(top + height + bottom) +
-                  "\" role=\"img\" aria-label=\"" + esc(title) + "\">";
+                  "\" role=\"img\" aria-label=\"" + escape_markup(title) + "\">";
   o += "<text x=\"" + std::to_string(left) +
-       "\" y=\"15\" font-size=\"13\" font-weight=\"600\" fill=\"#1d2330\">" + esc(title) +
+       "\" y=\"15\" font-size=\"13\" font-weight=\"600\" fill=\"#1d2330\">" + escape_markup(title) +
        "</text>";
   o += "<line x1=\"" + std::to_string(left - 4) + "\" y1=\"" + std::to_string(top + height) +
        "\" x2=\"" + std::to_string(width - 6) + "\" y2=\"" + std::to_string(top + height) +
@@ -127,15 +101,16 @@ std::string histogram(const std::string& title, const std::vector<std::string>& 
                                                    static_cast<double>(height) * counts[i] / max)));
     o += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(top + height - h) +
          "\" width=\"" + std::to_string(bar) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
-         colors[i] + "\"><title>" + esc(labels[i]) + ": " + std::to_string(counts[i]) +
+         colors[i] + "\"><title>" + escape_markup(labels[i]) + ": " + std::to_string(counts[i]) +
          "</title></rect>";
     o += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" +
          std::to_string(top + height - h - 4) +
          "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#1d2330\">" +
          std::to_string(counts[i]) + "</text>";
-    o +=
-        "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" + std::to_string(top + height + 14) +
-        "\" font-size=\"10\" text-anchor=\"middle\" fill=\"#5a6272\">" + esc(labels[i]) + "</text>";
+    o += "<text x=\"" + std::to_string(x + bar / 2) + "\" y=\"" +
+         std::to_string(top + height + 14) +
+         "\" font-size=\"10\" text-anchor=\"middle\" fill=\"#5a6272\">" + escape_markup(labels[i]) +
+         "</text>";
   }
   o += "<text x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(top + height + 32) +
        "\" font-size=\"10\" fill=\"#5a6272\">bound usage max |got - exact| / tau (log-scale "
@@ -152,19 +127,20 @@ std::string bars(const std::string& title, const std::vector<std::string>& label
   for (double v : values) max = std::max(max, v);
   std::string o = "<svg class=\"bars\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                   std::to_string(left + barmax + 90) + "\" height=\"" + std::to_string(height) +
-                  "\" role=\"img\" aria-label=\"" + esc(title) + "\">";
+                  "\" role=\"img\" aria-label=\"" + escape_markup(title) + "\">";
   o += "<text x=\"0\" y=\"15\" font-size=\"13\" font-weight=\"600\" fill=\"#1d2330\">" +
-       esc(title) + "</text>";
+       escape_markup(title) + "</text>";
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const int y = top + static_cast<int>(i) * row;
     const int w = std::max(1, static_cast<int>(std::lround(barmax * values[i] / max)));
     o += "<text x=\"" + std::to_string(left - 6) + "\" y=\"" + std::to_string(y + 12) +
-         "\" font-size=\"11\" text-anchor=\"end\" fill=\"#1d2330\">" + esc(labels[i]) + "</text>";
+         "\" font-size=\"11\" text-anchor=\"end\" fill=\"#1d2330\">" + escape_markup(labels[i]) +
+         "</text>";
     o += "<rect x=\"" + std::to_string(left) + "\" y=\"" + std::to_string(y + 2) + "\" width=\"" +
          std::to_string(w) + "\" height=\"" + std::to_string(row - 5) + "\" fill=\"#5b8bd0\"/>";
     o += "<text x=\"" + std::to_string(left + w + 5) + "\" y=\"" + std::to_string(y + 12) +
-         "\" font-size=\"11\" fill=\"#1d2330\">" + fmt("%.3g", values[i]) + " " + esc(unit) +
-         "</text>";
+         "\" font-size=\"11\" fill=\"#1d2330\">" + fmt("%.3g", values[i]) + " " +
+         escape_markup(unit) + "</text>";
   }
   return o + "</svg>";
 }
@@ -212,27 +188,28 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
 
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  o += "<title>convcheck report: " + esc(info.suite) + "</title>";
+  o += "<title>convcheck report: " + escape_markup(info.suite) + "</title>";
   o += "<style>" + std::string(kStyle) + "</style>";
   // Errors in the page's own script land on <body data-errors> (the headless test reads it).
   o += "<script>window.onerror=function(m,s,l){var b=document.body||document.documentElement;"
        "b.setAttribute('data-errors',(b.getAttribute('data-errors')||'')+m+' (line '+l+'); ');"
        "};</script>";
   o += "</head><body>";
-  o += "<header><h1>convcheck run: " + esc(info.suite) + "</h1><div class=\"sub\">" +
+  o += "<header><h1>convcheck run: " + escape_markup(info.suite) + "</h1><div class=\"sub\">" +
        std::to_string(cases.size()) + " of " + std::to_string(planned) + " cases, " +
        std::to_string(records.size()) + " of " + std::to_string(planned_pairs) +
        " (case, backend) pairs" + (complete ? "" : " &mdash; <b>incomplete</b>") +
        (info.interrupted ? " (interrupted; rerun with --resume)" : "") + " &middot; backends " +
-       esc([&] {
+       escape_markup([&] {
          std::string s;
          for (const BackendLabel& b : info.backends)
            s += (s.empty() ? "" : ", ") + b.name +
                 (b.name == b.implementation ? "" : " (stood in for by " + b.implementation + ")");
          return s;
        }()) +
-       " &middot; " + esc(info.started) +
-       (info.finished.empty() ? "" : " to " + esc(info.finished)) + "</div></header><main>";
+       " &middot; " + escape_markup(info.started) +
+       (info.finished.empty() ? "" : " to " + escape_markup(info.finished)) +
+       "</div></header><main>";
 
   // --- summary -----------------------------------------------------------------------------
   o += "<section id=\"summary\"><h2>Summary</h2><div>";
@@ -248,7 +225,8 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   if (!info.skipped.empty()) {
     o += "<p class=\"note\">Backends not run: ";
     for (std::size_t i = 0; i < info.skipped.size(); ++i)
-      o += (i ? "; " : "") + esc(info.skipped[i].first) + " (" + esc(info.skipped[i].second) + ")";
+      o += (i ? "; " : "") + escape_markup(info.skipped[i].first) + " (" +
+           escape_markup(info.skipped[i].second) + ")";
     o += "</p>";
   }
   o += "<p class=\"note\">fail, crashed and timeout fail the run; unsupported (the backend "
@@ -262,7 +240,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   for (const Record& r : records) ++matrix[{r.op, r.dtype}][r.backend][r.verdict];
   o += "<section id=\"verdicts\"><h2>Verdicts: op &times; dtype &times; backend</h2>";
   o += "<table><thead><tr><th>op</th><th>dtype</th>";
-  for (const std::string& b : backends) o += "<th>" + esc(b) + "</th>";
+  for (const std::string& b : backends) o += "<th>" + escape_markup(b) + "</th>";
   o += "</tr></thead><tbody>";
   int rows = 0;
   for (Op op : kAllOps) {
@@ -344,10 +322,12 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          "<th>reason</th><th>repro</th></tr></thead><tbody>";
     for (std::size_t i = 0; i < shown; ++i) {
       const Record& r = *failures[i];
-      o += "<tr><td>" + esc(r.backend) + "</td><td class=\"bad\">" + esc(r.verdict) + "</td><td>" +
-           esc(r.check) + "</td><td><code>" + esc(r.descriptor) + "</code><br>fill " + esc(r.fill) +
-           ", seed " + std::to_string(r.seed) + (r.tag.empty() ? "" : ", tag " + esc(r.tag)) +
-           "</td><td>" + esc(r.reason) + "</td><td><code>" + esc(r.repro) + "</code></td></tr>";
+      o += "<tr><td>" + escape_markup(r.backend) + "</td><td class=\"bad\">" +
+           escape_markup(r.verdict) + "</td><td>" + escape_markup(r.check) + "</td><td><code>" +
+           escape_markup(r.descriptor) + "</code><br>fill " + escape_markup(r.fill) + ", seed " +
+           std::to_string(r.seed) + (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) +
+           "</td><td>" + escape_markup(r.reason) + "</td><td><code>" + escape_markup(r.repro) +
+           "</code></td></tr>";
     }
     o += "</tbody></table>";
     if (shown < failures.size())
@@ -372,8 +352,8 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   }
   o += "<th>all</th></tr></thead><tbody>";
   for (const json::Value& c : json::field(cov, "classes").items) {
-    o += "<tr><td title=\"" + esc(json::string_of(c, "description")) + "\">" +
-         esc(json::string_of(c, "class")) + "</td>";
+    o += "<tr><td title=\"" + escape_markup(json::string_of(c, "description")) + "\">" +
+         escape_markup(json::string_of(c, "class")) + "</td>";
     const json::Value& by_op = json::field(c, "by_op");
     for (Op op : kAllOps) {
       const json::Value* x = by_op.find(op_name(op));
@@ -392,7 +372,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   o += "<p class=\"note\">Classes with no case that ran: ";
   if (not_run.items.empty()) o += "none";
   for (std::size_t i = 0; i < not_run.items.size(); ++i)
-    o += (i ? ", " : "") + esc(not_run.items[i].s);
+    o += (i ? ", " : "") + escape_markup(not_run.items[i].s);
   o += ".</p></section>";
 
   // --- performance -------------------------------------------------------------------------
@@ -417,12 +397,13 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     }
     double total = 0;
     for (double x : ms) total += x;
-    o += "<tr><td>" + esc(b) + "</td><td class=\"num\">" + std::to_string(ms.size()) +
+    o += "<tr><td>" + escape_markup(b) + "</td><td class=\"num\">" + std::to_string(ms.size()) +
          "</td><td class=\"num\">" + fmt("%.3f", total / 1000) + "</td><td class=\"num\">" +
          fmt("%.3f", quantile(ms, 0.5)) + "</td><td class=\"num\">" +
          fmt("%.3f", quantile(ms, 0.9)) + "</td><td class=\"num\">" +
          fmt("%.3f", ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end())) + "</td><td>" +
-         (slowest ? "<code>" + esc(slowest->descriptor) + "</code> (" + esc(slowest->fill) + ")"
+         (slowest ? "<code>" + escape_markup(slowest->descriptor) + "</code> (" +
+                        escape_markup(slowest->fill) + ")"
                   : "&mdash;") +
          "</td></tr>";
     for (Op op : kAllOps) {
@@ -442,21 +423,22 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   o += "<section id=\"environment\"><h2>Environment</h2><table><tbody>";
   if (info.environment.is_object()) {
     for (const auto& [k, v] : info.environment.fields)
-      o += "<tr><th>" + esc(k) + "</th><td>" + esc(v.is_string() ? v.s : json::dump(v)) +
-           "</td></tr>";
+      o += "<tr><th>" + escape_markup(k) + "</th><td>" +
+           escape_markup(v.is_string() ? v.s : json::dump(v)) + "</td></tr>";
   }
-  o += "<tr><th>suite</th><td>" + esc(info.suite) + " (" + esc(info.suite_path) + ", " +
-       std::to_string(info.suite_cases) + " cases)</td></tr>";
+  o += "<tr><th>suite</th><td>" + escape_markup(info.suite) + " (" +
+       escape_markup(info.suite_path) + ", " + std::to_string(info.suite_cases) +
+       " cases)</td></tr>";
   std::string shards = to_string(info.shard);
   if (!info.merged_shards.empty()) {
     shards = "merged from";
     for (const Shard& s : info.merged_shards) shards += " " + to_string(s);
   }
-  o += "<tr><th>shard</th><td>" + esc(shards) + "</td></tr>";
-  o += "<tr><th>command</th><td><code>" + esc(info.command) + "</code></td></tr>";
-  o += "<tr><th>time</th><td>" + esc(info.started) + " to " + esc(info.finished) + ", " +
-       fmt("%.1f", info.elapsed_s) + " s" + (info.interrupted ? " (interrupted)" : "") +
-       "</td></tr>";
+  o += "<tr><th>shard</th><td>" + escape_markup(shards) + "</td></tr>";
+  o += "<tr><th>command</th><td><code>" + escape_markup(info.command) + "</code></td></tr>";
+  o += "<tr><th>time</th><td>" + escape_markup(info.started) + " to " +
+       escape_markup(info.finished) + ", " + fmt("%.1f", info.elapsed_s) + " s" +
+       (info.interrupted ? " (interrupted)" : "") + "</td></tr>";
   o += "</tbody></table></section>";
 
   o += "</main><script>" + std::string(kScript) + "</script></body></html>\n";

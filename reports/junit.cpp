@@ -10,10 +10,7 @@
 
 namespace convcheck::reports {
 
-namespace {
-
-// XML 1.0 text: escapes markup and replaces the control characters XML cannot hold.
-std::string xml(const std::string& s) {
+std::string escape_markup(const std::string& s) {
   std::string o;
   for (unsigned char c : s) {
     switch (c) {
@@ -42,6 +39,8 @@ std::string xml(const std::string& s) {
   }
   return o;
 }
+
+namespace {
 
 std::string seconds(double ms) {
   char buf[32];
@@ -106,27 +105,33 @@ std::string junit_xml(const RunInfo& info, const std::vector<Record>& records) {
            "\" time=\"" + seconds(c.ms) + "\"";
   };
   std::string o = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  o += "<testsuites name=\"" + xml("convcheck run " + info.suite) + "\"" + attrs(all) + ">\n";
+  o += "<testsuites name=\"" + escape_markup("convcheck run " + info.suite) + "\"" + attrs(all) +
+       ">\n";
   for (const std::string& b : backends) {
     const Counts& c = per[b];
-    o += "  <testsuite name=\"" + xml(b) + "\"" + attrs(c) +
-         (info.finished.empty() ? "" : " timestamp=\"" + xml(info.started) + "\"") + ">\n";
+    o += "  <testsuite name=\"" + escape_markup(b) + "\"" + attrs(c) +
+         (info.finished.empty() ? "" : " timestamp=\"" + escape_markup(info.started) + "\"") +
+         ">\n";
     for (const Record& r : records) {
       if (r.backend != b) continue;
       o += "    <testcase name=\"" +
-           xml(r.descriptor + " [fill " + r.fill + ", seed " + std::to_string(r.seed) + "]") +
-           "\" classname=\"" + xml("convcheck." + r.backend) + "\" time=\"" + seconds(r.ms) + "\"";
+           escape_markup(r.descriptor + " [fill " + r.fill + ", seed " + std::to_string(r.seed) +
+                         "]") +
+           "\" classname=\"" + escape_markup("convcheck." + r.backend) + "\" time=\"" +
+           seconds(r.ms) + "\"";
       const std::string detail = r.reason + "\n" + offender_text(r) + "repro: " + r.repro;
       if (r.verdict == "pass") {
         o += "/>\n";
       } else if (r.verdict == "fail") {
-        o += ">\n      <failure message=\"" + xml("[" + r.check + "] " + r.reason) + "\" type=\"" +
-             xml(r.check) + "\">" + xml(detail) + "</failure>\n    </testcase>\n";
+        o += ">\n      <failure message=\"" + escape_markup("[" + r.check + "] " + r.reason) +
+             "\" type=\"" + escape_markup(r.check) + "\">" + escape_markup(detail) +
+             "</failure>\n    </testcase>\n";
       } else if (r.verdict == "crashed" || r.verdict == "timeout") {
-        o += ">\n      <error message=\"" + xml(r.verdict + ": " + r.reason) + "\" type=\"" +
-             xml(r.verdict) + "\">" + xml(detail) + "</error>\n    </testcase>\n";
+        o += ">\n      <error message=\"" + escape_markup(r.verdict + ": " + r.reason) +
+             "\" type=\"" + escape_markup(r.verdict) + "\">" + escape_markup(detail) +
+             "</error>\n    </testcase>\n";
       } else {
-        o += ">\n      <skipped message=\"" + xml(r.verdict + ": " + r.reason) +
+        o += ">\n      <skipped message=\"" + escape_markup(r.verdict + ": " + r.reason) +
              "\"/>\n    </testcase>\n";
       }
     }

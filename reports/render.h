@@ -26,6 +26,10 @@ namespace convcheck::reports {
 /// Records in report order: by case index, then the run's backend order.
 std::vector<Record> sorted_records(std::vector<Record> records, const RunInfo& info);
 
+/// Text for XML and HTML (element content and quoted attributes): escapes & < > " ' and replaces
+/// the control characters XML cannot hold (all below 0x20 but tab, newline, CR) by '?'.
+std::string escape_markup(const std::string& s);
+
 std::string junit_xml(const RunInfo& info, const std::vector<Record>& records);
 std::string report_html(const RunInfo& info, const std::vector<Record>& records);
 
