@@ -165,6 +165,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     r.pct_bandwidth =
         r.bandwidth_gbs > 0 ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / r.bandwidth_gbs : 0;
     r.note = cudnn_algorithm_note(*backends[i]);
+    r.kernel_isa = backends[i]->isa();
   }
   if (backends.size() >= 2 && records[1].ran) {
     for (BenchRecord& r : records)
@@ -185,6 +186,7 @@ std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
     << ",\"useful_flops\":" << r.useful << ",\"bytes\":" << r.bytes << ",\"reps\":" << r.reps
     << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(r.peak_gflops)
     << ",\"bandwidth_gbs\":" << num(r.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa)
+    << ",\"kernel_isa\":" << str(r.kernel_isa)
     << ",\"peaks\":" << str(r.device.empty() ? "cpu" : "device") << ",\"device\":" << str(r.device)
     << ",\"timing\":" << str(r.timing) << ",\"note\":" << str(r.note) << "}";
   return o.str();

@@ -45,7 +45,8 @@ struct BenchRecord {
   std::string timing = "wall";  // "device": per-run times are the backend's last_device_ms()
   std::string device;           // the device whose peaks pct_* are against; empty: the CPU's
   double peak_gflops = 0, bandwidth_gbs = 0;  // the peaks pct_peak and pct_bandwidth use
-  std::string note;  // what the backend says about its run (cuDNN: the algorithm), or empty
+  std::string note;        // what the backend says about its run (cuDNN: the algorithm), or empty
+  std::string kernel_isa;  // Backend::isa(): the ISA its kernels ran with ("" if it names none)
 };
 
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
@@ -53,7 +54,8 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                                        const BenchOptions& options, const Peaks& peaks);
 
 /// One JSON object. `peak_gflops` and `bandwidth_gbs` are the peaks the record's percentages use
-/// (the CPU's, or the device's when `peaks` is "device"); `isa` is the CPU's.
+/// (the CPU's, or the device's when `peaks` is "device"); `isa` is the CPU peak's ISA,
+/// `kernel_isa` the one the backend's own kernels ran with.
 std::string bench_json(const BenchRecord& r, const Peaks& peaks);
 
 /// For the text table: an indented line under a record that was timed on a device, used a

@@ -143,6 +143,32 @@ class OneDnnBackend : public Backend {
 
   std::string name() const override { return "onednn"; }
 
+  // oneDNN's own dispatch: the widest ISA it uses here, after ONEDNN_MAX_CPU_ISA's cap.
+  std::string isa() const override {
+    switch (dnnl::get_effective_cpu_isa()) {
+      case dnnl::cpu_isa::sse41:
+        return "sse41";
+      case dnnl::cpu_isa::avx:
+        return "avx";
+      case dnnl::cpu_isa::avx2:
+        return "avx2";
+      case dnnl::cpu_isa::avx2_vnni:
+        return "avx2_vnni";
+      case dnnl::cpu_isa::avx512_core:
+        return "avx512_core";
+      case dnnl::cpu_isa::avx512_core_vnni:
+        return "avx512_core_vnni";
+      case dnnl::cpu_isa::avx512_core_bf16:
+        return "avx512_core_bf16";
+      case dnnl::cpu_isa::avx512_core_amx:
+        return "avx512_core_amx";
+      case dnnl::cpu_isa::all:
+        return "all";
+      default:
+        return "cpu_isa " + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
+    }
+  }
+
   Status can_implement(const Problem& p) const override {
     if (p.dtype == DType::f64)
       return Status::Error(

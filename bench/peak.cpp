@@ -8,6 +8,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu.h"
+
 namespace convcheck {
 
 namespace {
@@ -81,9 +83,11 @@ Peaks measure_peaks(int threads) {
   long iterations = kIterations / 4;
   double (*kernel)() = fma_scalar;
   p.isa = "scalar";
-  if (__builtin_cpu_supports("avx512f")) {
+  // The same CPU + OS check as the optimized backend's dispatch (core/cpu.h): a target-attributed
+  // function is entered only where it can run.
+  if (cpu_features().avx512_usable()) {
     kernel = fma_avx512, lanes = 16, iterations = kIterations, p.isa = "avx512f";
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  } else if (cpu_features().avx2_usable()) {
     kernel = fma_avx2, lanes = 8, iterations = kIterations, p.isa = "avx2+fma";
   }
   volatile double sink = 0;

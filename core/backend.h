@@ -96,6 +96,10 @@ class Backend {
   /// them; transfers and allocation excluded), in milliseconds. Negative for host backends, which
   /// `bench` times by the wall clock around run().
   virtual double last_device_ms() const { return -1; }
+  /// The instruction set this backend's kernels execute on this machine now, as chosen at run
+  /// time (e.g. "avx2", "avx512_core"), for `list`, bench records and run reports. Empty: the
+  /// backend does not choose one (it runs the build's baseline code, or a device's).
+  virtual std::string isa() const { return ""; }
   /// Device backends: the device's f32 FMA rate and memory bandwidth, measured in this process
   /// (once), which `bench` reports a device backend's % of peak against. `device` empty: a host
   /// backend (bench uses the CPU's peaks).

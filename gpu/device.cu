@@ -16,6 +16,10 @@ std::string describe_error(cudaError_t e) {
   return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
 }
 
+// An empty kernel: cudaFuncGetAttributes on it tells whether the build's fatbinary has an image
+// for the device (gpu/CMakeLists.txt passes the architecture list as CONVCHECK_CUDA_ARCHS).
+__global__ void image_probe_kernel() {}
+
 struct Probe {
   Status status = Status::Ok();
   std::string description;
@@ -53,10 +57,19 @@ const Probe& probe() {
                     std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
                     " SMs, " + std::to_string(prop.totalGlobalMem >> 20) + " MiB, driver " +
                     ver(driver) + ", runtime " + ver(runtime);
-    if (prop.major < 9)
+    // Whether this build holds code the device can run (SASS of its major at or below its minor,
+    // or PTX at or below it): the runtime answers when asked for a kernel's attributes. Every
+    // .cu file is built for the same CMAKE_CUDA_ARCHITECTURES, so one kernel stands for all.
+    cudaFuncAttributes attr{};
+    const cudaError_t img = cudaFuncGetAttributes(&attr, image_probe_kernel);
+    if (img != cudaSuccess) {
+      cudaGetLastError();
       r.status = Status::Error("device " + std::string(prop.name) + " is sm_" +
                                std::to_string(prop.major) + std::to_string(prop.minor) +
-                               "; this build has sm_90 code and compute_90 PTX only");
+                               "; this build has code for " CONVCHECK_CUDA_ARCHS " only (" +
+                               describe_error(img) + "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
+                               std::to_string(prop.major) + std::to_string(prop.minor));
+    }
     return r;
   }();
   return p;

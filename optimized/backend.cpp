@@ -9,9 +9,9 @@
 // NHWC result of those types is written in place.
 //
 // ISA: the kernels are compiled for AVX-512, AVX2+FMA and portable C++ (see CMakeLists.txt) and
-// chosen at run time (dispatch.cpp). Threads: OpenMP, omp_get_max_threads() of them; results
-// are identical for every thread count (each result element's summation order is fixed by the
-// problem alone).
+// chosen at run time (dispatch.h: entered only after the CPU + OS check says yes). Threads: OpenMP,
+// omp_get_max_threads() of them; results are identical for every thread count (each result
+// element's summation order is fixed by the problem alone).
 //
 // f64 underflow: when some product of the operands would be subnormal (special values), the
 // operands are first scaled by powers of two (exact) so that none is, and the result scaled back
@@ -350,6 +350,7 @@ void run_typed(const Problem& p, const Geometry& g, const Operands& in, TensorVi
 class OptimizedBackend : public Backend {
  public:
   std::string name() const override { return "optimized"; }
+  std::string isa() const override { return isa_name(active_isa()); }
   Status can_implement(const Problem&) const override { return Status::Ok(); }
 
   NumericContract contract(const Problem& p) const override {
@@ -409,12 +410,18 @@ class OptimizedBackend : public Backend {
 }  // namespace opt
 
 void register_optimized_backend(Registry& registry) {
+  // A CONVCHECK_OPTIMIZED_ISA this machine cannot honour is bad input: the backend is not made
+  // (InvalidArgument, exit 2), rather than silently running other kernels than asked for.
   registry.add("optimized",
                "OpenMP-blocked CPU backend: implicit GEMM (stride phases for backprop input), "
                "in-place backprop filter tiles, vectorised depthwise; " +
                    std::string(opt::isa_name(opt::active_isa())) +
                    " kernels; f16/bf16 accumulate in f32; deterministic",
-               [](const std::string&) { return std::make_unique<opt::OptimizedBackend>(); });
+               [](const std::string&) {
+                 const Status s = opt::isa_request();
+                 if (!s.ok()) throw InvalidArgument("optimized: " + s.reason());
+                 return std::make_unique<opt::OptimizedBackend>();
+               });
 }
 
 }  // namespace convcheck

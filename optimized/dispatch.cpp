@@ -1,14 +1,15 @@
-// Run-time choice of the kernels: the widest ISA that was compiled in and that the CPU (and OS)
-// supports, optionally capped by the environment variable CONVCHECK_OPTIMIZED_ISA (generic, avx2,
-// avx512) or by limit_isa() (tests use it to run every compiled path on one machine).
+// Run-time choice of the kernels (dispatch.h): CPU + OS features from core/cpu.h, the cap from
+// CONVCHECK_OPTIMIZED_ISA or limit_isa(), and one kernel table per ISA built lazily, only for an
+// ISA the machine can execute.
 #include "optimized/dispatch.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
+#include <optional>
+#include <stdexcept>
+
+#include "core/cpu.h"
 
 namespace convcheck::opt {
 
@@ -26,28 +27,21 @@ const char* isa_name(Isa isa) {
 
 namespace {
 
-#if defined(__x86_64__) && (defined(CONVCHECK_OPT_HAVE_AVX2) || defined(CONVCHECK_OPT_HAVE_AVX512))
-// F16C from CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports does not know "f16c".
-bool has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-}
-#endif
+constexpr Isa kAllIsas[] = {Isa::generic, Isa::avx2, Isa::avx512};
 
-bool supported(Isa isa) {
+bool compiled(Isa isa) {
   switch (isa) {
     case Isa::generic:
       return true;
     case Isa::avx2:
-#if defined(CONVCHECK_OPT_HAVE_AVX2) && defined(__x86_64__)
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
+#if defined(CONVCHECK_OPT_HAVE_AVX2)
+      return true;
 #else
       return false;
 #endif
     case Isa::avx512:
-#if defined(CONVCHECK_OPT_HAVE_AVX512) && defined(__x86_64__)
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("fma") && has_f16c();
+#if defined(CONVCHECK_OPT_HAVE_AVX512)
+      return true;
 #else
       return false;
 #endif
@@ -55,45 +49,104 @@ bool supported(Isa isa) {
   return false;
 }
 
-Isa env_limit() {
+bool machine_runs(Isa isa) {
+  switch (isa) {
+    case Isa::generic:
+      return true;
+    case Isa::avx2:
+      return cpu_features().avx2_usable();
+    case Isa::avx512:
+      return cpu_features().avx512_usable();
+  }
+  return false;
+}
+
+bool supported(Isa isa) {
+  return compiled(isa) && machine_runs(isa);
+}
+
+std::string isa_list(bool (*keep)(Isa)) {
+  std::string s;
+  for (Isa isa : kAllIsas)
+    if (keep(isa)) s += (s.empty() ? "" : " ") + std::string(isa_name(isa));
+  return s;
+}
+
+// CONVCHECK_OPTIMIZED_ISA parsed: nullopt when unset (or unknown: isa_request() reports that).
+std::optional<Isa> env_cap() {
   const char* s = std::getenv("CONVCHECK_OPTIMIZED_ISA");
-  if (s == nullptr) return Isa::avx512;
-  if (!std::strcmp(s, "generic")) return Isa::generic;
-  if (!std::strcmp(s, "avx2")) return Isa::avx2;
-  return Isa::avx512;
+  if (s == nullptr) return std::nullopt;
+  for (Isa isa : kAllIsas)
+    if (!std::strcmp(s, isa_name(isa))) return isa;
+  return std::nullopt;
 }
 
 std::atomic<int> g_limit{-1};  // -1: not set by limit_isa()
 
-struct Tables {
-  KernelTable<float> f32[3];
-  KernelTable<double> f64[3];
-  KernelTable<uint32_t> u32;
-  Tables() {
-    generic_tables(&f32[0], &f64[0], &u32);
-    for (int i = 1; i < 3; ++i) {
-      f32[i] = f32[0];
-      f64[i] = f64[0];
-    }
-#if defined(CONVCHECK_OPT_HAVE_AVX2)
-    avx2_tables(&f32[1], &f64[1]);
-#endif
-#if defined(CONVCHECK_OPT_HAVE_AVX512)
-    avx512_tables(&f32[2], &f64[2]);
-#endif
-  }
+// One table set per ISA, built on first use. Only table_set(isa) for an isa with supported(isa)
+// is ever called (active_isa() guarantees it; checked again here), so the avx2/avx512 files'
+// code runs only on machines that execute it.
+struct TableSet {
+  KernelTable<float> f32;
+  KernelTable<double> f64;
 };
 
-const Tables& tables() {
-  static const Tables t;
+const TableSet& generic_set() {
+  static const TableSet t = [] {
+    TableSet s;
+    KernelTable<uint32_t> unused;
+    generic_tables(&s.f32, &s.f64, &unused);
+    return s;
+  }();
   return t;
+}
+
+// The generic tables with one vector ISA's kernels filled in over them, built on first use.
+template <void (*Fill)(KernelTable<float>*, KernelTable<double>*)>
+const TableSet& vector_set() {
+  static const TableSet t = [] {
+    TableSet s = generic_set();
+    Fill(&s.f32, &s.f64);
+    return s;
+  }();
+  return t;
+}
+
+const TableSet& table_set(Isa isa) {
+  if (!supported(isa))  // unreachable through active_isa(); a guard against a future caller
+    throw std::logic_error(std::string("optimized: the ") + isa_name(isa) +
+                           " kernels were requested on a machine that cannot run them");
+  switch (isa) {
+    case Isa::generic:
+      break;
+    case Isa::avx2:
+#if defined(CONVCHECK_OPT_HAVE_AVX2)
+      return vector_set<avx2_tables>();
+#else
+      break;
+#endif
+    case Isa::avx512:
+#if defined(CONVCHECK_OPT_HAVE_AVX512)
+      return vector_set<avx512_tables>();
+#else
+      break;
+#endif
+  }
+  return generic_set();
 }
 
 }  // namespace
 
+std::vector<Isa> compiled_isas() {
+  std::vector<Isa> out;
+  for (Isa isa : kAllIsas)
+    if (compiled(isa)) out.push_back(isa);
+  return out;
+}
+
 std::vector<Isa> available_isas() {
   std::vector<Isa> out;
-  for (Isa isa : {Isa::generic, Isa::avx2, Isa::avx512})
+  for (Isa isa : kAllIsas)
     if (supported(isa)) out.push_back(isa);
   return out;
 }
@@ -107,26 +160,59 @@ void clear_isa_limit() {
 }
 
 Isa active_isa() {
-  static const Isa env = env_limit();
+  static const std::optional<Isa> env = env_cap();
   const int set = g_limit.load();
-  const Isa cap = set >= 0 ? static_cast<Isa>(set) : env;
-  for (Isa isa : {Isa::avx512, Isa::avx2}) {
+  const Isa cap = set >= 0 ? static_cast<Isa>(set) : env.value_or(Isa::avx512);
+  for (Isa isa : {Isa::avx512, Isa::avx2})
     if (static_cast<int>(isa) <= static_cast<int>(cap) && supported(isa)) return isa;
-  }
   return Isa::generic;
+}
+
+Status isa_request() {
+  const char* s = std::getenv("CONVCHECK_OPTIMIZED_ISA");
+  if (s == nullptr) return Status::Ok();
+  const std::string v = s;
+  const std::string runs = "this machine runs: " + isa_list(supported);
+  const std::optional<Isa> cap = env_cap();
+  if (!cap)
+    return Status::Error(
+        "CONVCHECK_OPTIMIZED_ISA='" + v +
+        "' is not an ISA of the optimized backend (known: generic, avx2, avx512; " + runs + ")");
+  if (!compiled(*cap))
+    return Status::Error("CONVCHECK_OPTIMIZED_ISA=" + v + ": this build has no " + v +
+                         " kernels (compiled: " + isa_list(compiled) + ")");
+  if (!machine_runs(*cap))
+    return Status::Error("CONVCHECK_OPTIMIZED_ISA=" + v + ": this CPU cannot run the " + v +
+                         " kernels (CPU: " + cpu_features().describe() + "; " + runs +
+                         "); unset it or name one of those");
+  return Status::Ok();
+}
+
+std::string isa_summary() {
+  const char* env = std::getenv("CONVCHECK_OPTIMIZED_ISA");
+  return std::string(isa_name(active_isa())) + " (compiled: " + isa_list(compiled) +
+         "; this machine runs: " + isa_list(supported) + "; CONVCHECK_OPTIMIZED_ISA" +
+         (env ? std::string("=") + env : std::string(" unset")) + ")";
 }
 
 template <>
 const KernelTable<float>& kernels<float>() {
-  return tables().f32[static_cast<int>(active_isa())];
+  return table_set(active_isa()).f32;
 }
 template <>
 const KernelTable<double>& kernels<double>() {
-  return tables().f64[static_cast<int>(active_isa())];
+  return table_set(active_isa()).f64;
 }
 template <>
 const KernelTable<uint32_t>& kernels<uint32_t>() {
-  return tables().u32;
+  static const KernelTable<uint32_t> t = [] {
+    KernelTable<float> f32;
+    KernelTable<double> f64;
+    KernelTable<uint32_t> u32;
+    generic_tables(&f32, &f64, &u32);
+    return u32;
+  }();
+  return t;
 }
 
 }  // namespace convcheck::opt

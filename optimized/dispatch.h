@@ -1,17 +1,34 @@
-// Which kernels run: the widest compiled-in ISA the CPU supports (dispatch.cpp), capped by the
-// environment variable CONVCHECK_OPTIMIZED_ISA=generic|avx2|avx512 or by limit_isa().
+// Which kernels run: the widest compiled-in ISA that this CPU and its OS can execute
+// (core/cpu.h), capped by the environment variable CONVCHECK_OPTIMIZED_ISA=generic|avx2|avx512 or
+// by limit_isa().
+//
+// The rule that keeps every CPU safe: code compiled for an ISA (kernels_avx2.cpp,
+// kernels_avx512.cpp) is entered only after the CPU + OS check says yes for it, table
+// construction included. Each ISA's kernel table is built on first use of that ISA, and only
+// active_isa() (which never returns an ISA the machine lacks) picks the table.
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "optimized/kernels.h"
 
 namespace convcheck::opt {
 
-/// The ISAs compiled in and supported by this CPU, narrowest first (always includes generic).
+/// The ISAs whose kernels were compiled into this build, narrowest first (always generic).
+std::vector<Isa> compiled_isas();
+/// The compiled ISAs this CPU and OS can execute, narrowest first (always includes generic).
 std::vector<Isa> available_isas();
-/// The ISA whose kernels run now.
+/// The ISA whose kernels run now: the widest available one at or below the cap.
 Isa active_isa();
+/// Whether CONVCHECK_OPTIMIZED_ISA can be honoured: ok when it is unset or names an available ISA
+/// (or one below it, which caps); otherwise why not (an unknown name, or an ISA this build or
+/// this CPU cannot run). The backend refuses to start with that reason (exit 2 at the CLI).
+Status isa_request();
+/// One line for `convcheck list` and the reports, e.g. "avx2 (compiled: generic avx2 avx512;
+/// this CPU runs: generic avx2; CONVCHECK_OPTIMIZED_ISA unset)".
+std::string isa_summary();
 /// Caps the ISA (process-wide; for tests and comparisons). clear_isa_limit() undoes it.
 void limit_isa(Isa isa);
 void clear_isa_limit();

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/backend.h"
+#include "core/cpu.h"
 #include "core/error.h"
 #include "reports/build_info.h"
 
@@ -134,6 +135,7 @@ json::Value environment() {
   int cores = 0;
   add(e, "cpu", make_string(cpu_model(&cores)));
   add(e, "cores", make_number(cores));
+  add(e, "cpu_features", make_string(cpu_features().describe()));
   add(e, "gpu", make_string(gpu_description()));
 #if defined(__clang__)
   add(e, "compiler", make_string(std::string("clang ") + __VERSION__));

@@ -3,7 +3,7 @@
 # available backend, writing the four report files (results.jsonl, summary.json, junit.xml,
 # report.html) into the directory given as the first argument (default build/conformance).
 # An unfinished run there (interrupted or killed) is continued with --resume; a finished one is
-# replaced.
+# replaced (the run step is scripts/conformance-run.sh).
 #   bash scripts/main-job.sh [OUT-DIR]
 # Exit status: 0 when the report was written, whatever it found (its findings are the report:
 # `convcheck run` itself exits 1 on a failing pair, for CI gating); the run's own code otherwise
@@ -13,36 +13,4 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build -j "$(nproc)" --target convcheck
-out=${1:-build/conformance}
-resume=()
-if [ -s "$out/results.jsonl" ]; then
-  if grep -q '"complete": true' "$out/summary.json" 2>/dev/null; then
-    rm -f "$out/results.jsonl" "$out/run.json" "$out/summary.json" "$out/junit.xml" "$out/report.html"
-  else  # interrupted or killed: continue it
-    resume=(--resume)
-    echo "main job: continuing the unfinished run in $out"
-  fi
-fi
-rc=0
-build/convcheck run --suite conformance --out "$out" "${resume[@]}" || rc=$?
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
-  echo "main job: convcheck run exited $rc" >&2
-  exit "$rc"
-fi
-python3 - "$out/summary.json" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-v = s["verdicts"]
-print("main job: conformance, %d cases x %d backends (%s): %s" % (
-    s["cases"]["recorded"], len(s["backends"]), ", ".join(b["name"] for b in s["backends"]),
-    ", ".join("%d %s" % (n, k) for k, n in v.items() if n)))
-for name, counts in s["by_backend"].items():
-    bad = counts["fail"] + counts["crashed"] + counts["timeout"]
-    if bad:
-        print("  %s: %d failing pairs (failures with repro lines in report.html)" % (name, bad))
-for b in s["skipped_backends"]:
-    print("  not run: %s (%s)" % (b["name"], b["reason"]))
-if s["coverage"]["not_run"]:
-    print("  classes with no case run: " + ", ".join(s["coverage"]["not_run"]))
-PY
-echo "main job: report in $out/report.html (also results.jsonl, summary.json, junit.xml)"
+bash scripts/conformance-run.sh build/convcheck "${1:-build/conformance}"

@@ -6,13 +6,16 @@
 // results across runs and across thread counts, and the declared contracts.
 #include <omp.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/cpu.h"
 #include "core/half.h"
 #include "optimized/dispatch.h"
 #include "optimized/optimized.h"
@@ -304,4 +307,69 @@ BOOST_AUTO_TEST_CASE(declared_contracts) {
     BOOST_TEST(!k.flush_subnormals);
   }
   BOOST_TEST((f32.chain == NumericContract::Chain::linear));
+}
+
+// The dispatch never names an ISA the machine cannot run (issue 13), whatever is asked of it; the
+// emulated CPU-model matrix (tests/isa/test_isa.sh) runs this on CPUs without AVX-512 and AVX.
+BOOST_AUTO_TEST_CASE(dispatch_chooses_only_what_this_machine_runs) {
+  const CpuFeatures& cpu = cpu_features();
+  BOOST_TEST(cpu.avx2_usable() >= cpu.avx512_usable(),
+             "avx512 usable without avx2: " << cpu.describe());
+  const std::vector<opt::Isa> compiled = opt::compiled_isas(), runs = opt::available_isas();
+  auto has = [](const std::vector<opt::Isa>& v, opt::Isa isa) {
+    return std::find(v.begin(), v.end(), isa) != v.end();
+  };
+  BOOST_TEST(has(runs, opt::Isa::generic));
+  BOOST_TEST(has(runs, opt::Isa::avx2) == (has(compiled, opt::Isa::avx2) && cpu.avx2_usable()));
+  BOOST_TEST(has(runs, opt::Isa::avx512) ==
+             (has(compiled, opt::Isa::avx512) && cpu.avx512_usable()));
+  for (opt::Isa cap : {opt::Isa::generic, opt::Isa::avx2, opt::Isa::avx512}) {
+    opt::limit_isa(cap);
+    const opt::Isa active = opt::active_isa();
+    BOOST_TEST(has(runs, active),
+               "cap " << opt::isa_name(cap) << " chose " << opt::isa_name(active));
+    BOOST_TEST(static_cast<int>(active) <= static_cast<int>(cap));
+    // The widest available ISA at or below the cap.
+    for (opt::Isa isa : runs)
+      if (static_cast<int>(isa) <= static_cast<int>(cap))
+        BOOST_TEST(static_cast<int>(isa) <= static_cast<int>(active));
+    BOOST_TEST((opt::kernels<float>().isa == active), opt::isa_name(opt::kernels<float>().isa));
+    BOOST_TEST((opt::kernels<double>().isa == active), opt::isa_name(opt::kernels<double>().isa));
+  }
+  opt::clear_isa_limit();
+}
+
+BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
+  struct Restore {
+    std::string was;
+    bool set;
+    Restore() : set(std::getenv("CONVCHECK_OPTIMIZED_ISA") != nullptr) {
+      if (set) was = std::getenv("CONVCHECK_OPTIMIZED_ISA");
+    }
+    ~Restore() {
+      if (set)
+        setenv("CONVCHECK_OPTIMIZED_ISA", was.c_str(), 1);
+      else
+        unsetenv("CONVCHECK_OPTIMIZED_ISA");
+    }
+  } restore;
+  optimized();  // registers the backend
+  unsetenv("CONVCHECK_OPTIMIZED_ISA");
+  BOOST_TEST(opt::isa_request().ok());
+  setenv("CONVCHECK_OPTIMIZED_ISA", "avx3", 1);
+  BOOST_TEST(!opt::isa_request().ok());
+  BOOST_TEST(opt::isa_request().reason().find("'avx3' is not an ISA") != std::string::npos,
+             opt::isa_request().reason());
+  const std::vector<opt::Isa> runs = opt::available_isas();
+  for (opt::Isa isa : {opt::Isa::generic, opt::Isa::avx2, opt::Isa::avx512}) {
+    setenv("CONVCHECK_OPTIMIZED_ISA", opt::isa_name(isa), 1);
+    const bool can = std::find(runs.begin(), runs.end(), isa) != runs.end();
+    BOOST_TEST(opt::isa_request().ok() == can, opt::isa_name(isa)
+                                                   << ": " << opt::isa_request().reason());
+    if (!can) {
+      BOOST_CHECK_THROW(Registry::instance().make("optimized"), InvalidArgument);
+    } else {
+      BOOST_CHECK_NO_THROW(Registry::instance().make("optimized"));
+    }
+  }
 }

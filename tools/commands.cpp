@@ -19,6 +19,7 @@
 #include "bench/onednn.h"
 #include "core/admission.h"
 #include "core/backend.h"
+#include "core/cpu.h"
 #include "core/error.h"
 #include "core/limits.h"
 #include "core/npy.h"
@@ -26,6 +27,7 @@
 #include "core/suite.h"
 #include "gpu/gpu.h"
 #include "mutants/mutants.h"
+#include "optimized/dispatch.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
 #include "plugins/plugins.h"
@@ -126,8 +128,12 @@ int cmd_list(const Args& args) {
   for (const Registry::Entry& e : Registry::instance().entries()) {
     std::string availability = "available";
     if (e.name.back() != ':') {
-      Status s = e.factory("")->available();
-      if (!s.ok()) availability = "unavailable: " + s.reason();
+      const std::unique_ptr<Backend> b = e.factory("");
+      Status s = b->available();
+      if (!s.ok())
+        availability = "unavailable: " + s.reason();
+      else if (!b->isa().empty())
+        availability += "; kernels: " + b->isa();
     } else {
       availability = "family (name it as " + e.name + "<arg>)";
     }
@@ -145,6 +151,8 @@ int cmd_list(const Args& args) {
     std::cout << ")\n";
   }
   std::cout << "formats: NHWC, NCHW; padding: VALID, SAME, T:B:L:R\n";
+  std::cout << "cpu: " << cpu_features().describe() << "\n";
+  std::cout << "optimized kernels: " << opt::isa_summary() << "\n";
   std::cout << "suites (" << suites_dir() << "):";
   for (const std::string& n : suite_names()) std::cout << " " << n;
   std::cout << "\n";
@@ -499,6 +507,10 @@ int cmd_bench(const Args& args) {
               << ", f32 FMA peak " << peaks.fma_gflops << " GFLOP/s (" << peaks.isa << "), triad "
               << peaks.bandwidth_gbs << " GB/s, medians of " << o.reps << " interleaved runs after "
               << o.warmup << " warm-up\n";
+    std::cout << "cpu: " << cpu_features().describe() << "; kernels:";
+    for (Backend* b : chosen->list)
+      std::cout << " " << b->name() << "=" << (b->isa().empty() ? "-" : b->isa());
+    std::cout << "\n";
   }
   std::map<std::string, std::pair<double, int>> log_ratio;  // op -> (sum of log ratio, count)
   for (const SuiteEntry& e : suite.entries) {

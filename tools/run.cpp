@@ -501,6 +501,13 @@ int cmd_run(const Args& args) {
   if (info.environment.is_null()) {
     info.environment = reports::environment();
     json::add(info.environment, "threads", json::make_number(omp_get_max_threads()));
+    // The ISA each backend's kernels chose at run time (a figure is only comparable with one
+    // taken on the same ISA).
+    json::Value isas = json::make_object();
+    for (std::size_t i = 0; i < chosen->list.size(); ++i)
+      if (!chosen->list[i]->isa().empty())
+        json::add(isas, labels[i].name, json::make_string(chosen->list[i]->isa()));
+    json::add(info.environment, "kernel_isa", isas);
   }
 
   std::unordered_set<std::string> planned_keys;

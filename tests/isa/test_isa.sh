@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# The CPU-model matrix (issue 13): convcheck on a CPU model, natively or emulated by Debian's
+# qemu-user, asserting which ISA the optimized backend chose and that everything it runs is right.
+#   test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO
+# MODEL: "native" or a qemu CPU model (Haswell: AVX2 + FMA, no AVX-512; Nehalem: SSE4.2, no AVX,
+# no FMA). EXPECTED: the ISA the optimized backend must choose there (generic, avx2, avx512), or
+# "auto" for the native run: derived from the kernel's view of this CPU (/proc/cpuinfo flags,
+# which omit what the OS does not enable), not from convcheck's own probe.
+# Checks, each under the model:
+#   1. `convcheck list` names EXPECTED as the chosen ISA;
+#   2. the optimized backend's unit tests pass, every ISA up to EXPECTED exercised and no other;
+#   3. the main job's run step (scripts/conformance-run.sh: conformance on every available
+#      backend) completes; run.json records EXPECTED; neither reference nor optimized fails a case;
+#   4. a fuzz campaign of the optimized backend finds nothing;
+#   5. CONVCHECK_OPTIMIZED_ISA above the CPU is refused (exit 2, the reason named); below it caps;
+#   6. natively: bench records name the ISA (bench is not emulated: its peak loops are long).
+# An AVX-512 instruction reached on a CPU without it dies with SIGILL in every one of these.
+# Without qemu-x86_64 the emulated models are skipped (exit 77) with the reason, except under CI
+# (CI=true), where scripts/install-deps.sh must have installed it and its absence fails.
+set -u
+model=${1:?usage: test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO}
+expected=${2:?}
+cc=${3:?}
+test_optimized=${4:?}
+repo=${5:?}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $*"
+}
+
+launcher=()
+if [ "$model" != native ]; then
+  if ! command -v qemu-x86_64 >/dev/null; then
+    if [ "${CI:-}" = true ]; then
+      echo "FAIL: qemu-x86_64 not found (scripts/install-deps.sh installs qemu-user)"
+      exit 1
+    fi
+    echo "SKIPPED: qemu-x86_64 not found; install Debian's qemu-user (scripts/install-deps.sh)"
+    exit 77
+  fi
+  launcher=(qemu-x86_64 -cpu "$model")
+  # OpenMP threads that spin while they wait are emulated instruction by instruction: with two
+  # emulated runs beside each other that tripled their time. Sleeping waits cost nothing here.
+  export OMP_WAIT_POLICY=PASSIVE
+fi
+# qemu warns about host-only CPUID bits it does not emulate; those lines are noise here.
+run() { "${launcher[@]}" "$@" 2> >(grep -v "TCG doesn't support requested feature" >&2); }
+
+if [ "$expected" = auto ]; then
+  flags=$(grep -m1 '^flags' /proc/cpuinfo)
+  has() { [[ " $flags " == *" $1 "* ]]; }
+  expected=generic
+  if has avx && has avx2 && has fma && has f16c; then
+    expected=avx2
+    if has avx512f; then expected=avx512; fi
+  fi
+fi
+case $expected in
+  generic) runs="generic" above=avx2 ;;
+  avx2) runs="generic avx2" above=avx512 ;;
+  avx512) runs="generic avx2 avx512" above="" ;;
+  *)
+    echo "FAIL: unknown expected ISA '$expected'"
+    exit 1
+    ;;
+esac
+echo "model $model: expecting the optimized backend to choose $expected"
+
+# 1. convcheck list
+out=$(run "$cc" list 2>&1)
+rc=$?
+line=$(grep '^optimized kernels:' <<<"$out")
+if [ $rc -eq 0 ] && [[ "$line" == "optimized kernels: $expected ("* ]]; then ok; else
+  bad "list: want 'optimized kernels: $expected (...', got exit $rc, '$line'"
+  echo "$out" | tail -5 | sed 's/^/    /'
+fi
+echo "  $(grep '^cpu:' <<<"$out")"
+echo "  $line"
+
+# 2. The optimized backend's unit tests: every ISA this machine runs, and only those.
+out=$(run "$test_optimized" --report_level=short --log_level=message 2>&1)
+rc=$?
+tested=$(grep -o 'isa [a-z0-9]*' <<<"$out" | sed 's/isa //' | sort -u | tr '\n' ' ' | sed 's/ $//')
+want=$(tr ' ' '\n' <<<"$runs" | sort -u | tr '\n' ' ' | sed 's/ $//')
+if [ $rc -eq 0 ] && [ "$tested" = "$want" ]; then ok; else
+  bad "test_optimized: want exit 0 exercising ISAs '$want', got exit $rc exercising '$tested'"
+  echo "$out" | tail -8 | sed 's/^/    /'
+fi
+
+# 3. The main job's run step.
+out=$(CONVCHECK_LAUNCHER="${launcher[*]}" bash "$repo/scripts/conformance-run.sh" "$cc" "$T/conf" 2>&1)
+rc=$?
+echo "$out" | grep -E '^main job: conformance|^  cpu:|failing pairs' | sed 's/^/  /'
+if [ $rc -eq 0 ] && [ -s "$T/conf/summary.json" ]; then
+  verdict=$(python3 - "$T/conf" "$expected" <<'PY'
+import json, sys
+d, want = sys.argv[1], sys.argv[2]
+s = json.load(open(d + "/summary.json"))
+env = json.load(open(d + "/run.json"))["environment"]
+problems = []
+if env.get("kernel_isa", {}).get("optimized") != want:
+    problems.append("run.json kernel_isa %r, want optimized %r" % (env.get("kernel_isa"), want))
+if not s.get("complete"):
+    problems.append("summary.json says the run is incomplete")
+for name in ("reference", "optimized"):
+    c = s["by_backend"].get(name)
+    if c is None:
+        problems.append("%s did not run" % name)
+    elif c["fail"] + c["crashed"] + c["timeout"]:
+        problems.append("%s: %d fail, %d crashed, %d timeout" % (name, c["fail"], c["crashed"], c["timeout"]))
+print("; ".join(problems) or "ok")
+PY
+  )
+  if [ "$verdict" = ok ]; then ok; else bad "conformance run: $verdict"; fi
+else
+  bad "conformance run step: exit $rc"
+  echo "$out" | tail -6 | sed 's/^/    /'
+fi
+
+# 4. A fuzz campaign of the optimized backend.
+out=$(run "$cc" fuzz --backends optimized --cases 500 --seed 13 2>&1)
+rc=$?
+if [ $rc -eq 0 ]; then ok; else
+  bad "fuzz --backends optimized --cases 500 --seed 13: exit $rc"
+  echo "$out" | tail -6 | sed 's/^/    /'
+fi
+
+# 5. CONVCHECK_OPTIMIZED_ISA: above the CPU refused, below caps.
+P='conv2d_backprop_input:input=1x5x5x3,filter=3x3x3x2'
+if [ -n "$above" ]; then
+  out=$(CONVCHECK_OPTIMIZED_ISA=$above run "$cc" check "$P" --backends optimized 2>&1)
+  rc=$?
+  if [ $rc -eq 2 ] && [[ "$out" == *"CONVCHECK_OPTIMIZED_ISA=$above: this CPU cannot run the $above kernels"* ]]; then ok; else
+    bad "CONVCHECK_OPTIMIZED_ISA=$above: want exit 2 naming the reason, got exit $rc"
+    echo "$out" | tail -3 | sed 's/^/    /'
+  fi
+fi
+out=$(CONVCHECK_OPTIMIZED_ISA=bogus run "$cc" check "$P" --backends optimized 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && [[ "$out" == *"CONVCHECK_OPTIMIZED_ISA='bogus' is not an ISA"* ]]; then ok; else
+  bad "CONVCHECK_OPTIMIZED_ISA=bogus: want exit 2, got exit $rc"
+fi
+if [ "$expected" != generic ]; then
+  out=$(CONVCHECK_OPTIMIZED_ISA=generic run "$cc" list 2>&1)
+  if grep -q '^optimized kernels: generic (' <<<"$out"; then ok; else
+    bad "CONVCHECK_OPTIMIZED_ISA=generic does not cap: $(grep '^optimized kernels' <<<"$out")"
+  fi
+  out=$(CONVCHECK_OPTIMIZED_ISA=generic run "$cc" check "$P" --backends optimized 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then ok; else bad "check under CONVCHECK_OPTIMIZED_ISA=generic: exit $rc"; fi
+fi
+
+# 6. Natively: bench records carry the ISA of the backend's kernels.
+if [ "$model" = native ]; then
+  printf 'conv2d_backprop_input:input=1x8x8x8,filter=3x3x8x8\n' >"$T/tiny.txt"
+  out=$("$cc" bench --suite "$T/tiny.txt" --backends optimized --reps 1 --warmup 0 --json 2>&1)
+  if grep -q "\"kernel_isa\":\"$expected\"" <<<"$out"; then ok; else
+    bad "bench --json: no \"kernel_isa\":\"$expected\" in: $out"
+  fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
