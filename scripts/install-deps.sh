@@ -8,7 +8,10 @@ pkgs=(build-essential cmake ninja-build git python3
       chromium      # headless browser: the test that opens report.html (skipped without it)
       # clang with libFuzzer and the sanitizer runtimes (fuzz/, scripts/fuzz-ci.sh), and LLVM's
       # OpenMP runtime with its Archer tool for the ThreadSanitizer run (scripts/tsan.sh)
-      clang libclang-rt-14-dev libomp-14-dev)
+      clang libclang-rt-14-dev libomp-14-dev
+      qemu-user     # the CPU-model matrix: tests under emulated CPUs without AVX-512 / AVX (tests/isa/)
+      python3-pip)  # pip download of cuobjdump below
+
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -18,4 +21,28 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# cuobjdump reads the CUDA build's fatbinary (tests/isa/test_fatbin.py: every architecture the
+# README lists is in it). NVIDIA ships it in the toolkit, but not every toolkit install has it
+# (this machine's nvcc 13.0 has none): then NVIDIA's own wheel from PyPI, unpacked into
+# /usr/local/lib/convcheck/bin. A newer cuobjdump reads older toolkits' fatbinaries.
+cuobjdump_dir=/usr/local/lib/convcheck/bin
+if command -v nvcc >/dev/null && ! command -v cuobjdump >/dev/null &&
+  [ ! -x "$(dirname "$(readlink -f "$(command -v nvcc)")")/cuobjdump" ] &&
+  [ ! -x "$cuobjdump_dir/cuobjdump" ]; then
+  echo "install-deps: fetching cuobjdump (PyPI nvidia-cuda-cuobjdump 13.2.86)"
+  tmp=$(mktemp -d)
+  python3 -m pip download --no-deps --quiet --disable-pip-version-check -d "$tmp" \
+    'nvidia-cuda-cuobjdump==13.2.86'
+  python3 - "$tmp" "$cuobjdump_dir" <<'PY'
+import glob, os, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+wheel = zipfile.ZipFile(glob.glob(os.path.join(src, "*.whl"))[0])
+os.makedirs(dst, exist_ok=True)
+with wheel.open("nvidia/cu13/bin/cuobjdump") as f, open(os.path.join(dst, "cuobjdump"), "wb") as o:
+    o.write(f.read())
+os.chmod(os.path.join(dst, "cuobjdump"), 0o755)
+PY
+  rm -rf "$tmp"
 fi

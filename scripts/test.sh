@@ -5,7 +5,7 @@
 # but `slow`); then the ThreadSanitizer run of the OpenMP backends (scripts/tsan.sh) and 60 seconds
 # of each fuzz target (scripts/fuzz-ci.sh). Skip those two with CONVCHECK_QUICK=1.
 # Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli,
-# fuzz).
+# fuzz, isa: the CPU-model matrix under qemu-user and the GPU architectures in the fatbinary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The README's CPU performance table from bench/cpu-table.sh's records (see there).
+
+    cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl, DIR/native-threads1.jsonl
+Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
+sides), so a table never claims an ISA it was not measured with.
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+
+OPS = {"conv2d_backprop_input": "backprop input", "conv2d_backprop_filter": "backprop filter",
+       "conv2d_transpose": "conv2d_transpose",
+       "depthwise_conv2d_backprop_input": "depthwise backprop input",
+       "depthwise_conv2d_backprop_filter": "depthwise backprop filter"}
+
+
+def load(pattern):
+    runs = []
+    for path in sorted(glob.glob(pattern)):
+        with open(path) as f:
+            runs.append([json.loads(line) for line in f if line.startswith("{")])
+    return runs
+
+
+def by_key(records):
+    """(problem, backend) -> record."""
+    return {(r["problem"], r["backend"]): r for r in records}
+
+
+def main():
+    d = sys.argv[1]
+    native, avx2 = load(os.path.join(d, "native-[0-9]*.jsonl")), load(os.path.join(d, "avx2-*.jsonl"))
+    one = load(os.path.join(d, "native-threads1.jsonl"))
+    if not native or not avx2:
+        print("cpu_table: no runs in %s" % d, file=sys.stderr)
+        return 2
+    errors = []
+    isas = {"native": set(), "avx2": set()}
+    for name, runs in (("native", native), ("avx2", avx2)):
+        for run in runs:
+            for r in run:
+                if r["ran"]:
+                    isas[name].add((r["backend"], r["kernel_isa"]))
+                    if name == "avx2" and r["kernel_isa"] not in ("avx2",):
+                        errors.append("%s ran %s kernels in an AVX2-capped run (%s)" %
+                                      (r["backend"], r["kernel_isa"], r["problem"]))
+    if errors:
+        print("\n".join(sorted(set(errors))), file=sys.stderr)
+        return 1
+    order = [(r["problem"], r["tag"]) for r in native[0] if r["backend"] == "optimized"]
+    peaks = [r["peak_gflops"] for run in native for r in run[:1]]
+    bw = [r["bandwidth_gbs"] for run in native for r in run[:1]]
+    nat = [by_key(run) for run in native]
+    cap = [by_key(run) for run in avx2]
+    single = by_key(one[0]) if one else {}
+
+    def med(runs, problem, backend, field):
+        v = [run[(problem, backend)][field] for run in runs if run[(problem, backend)]["ran"]]
+        return statistics.median(v) if v else None
+
+    def ratio_cell(runs, problem):
+        v = [run[(problem, "onednn")]["median_ms"] / run[(problem, "optimized")]["median_ms"]
+             for run in runs if run[(problem, "onednn")]["ran"] and run[(problem, "optimized")]["ran"]]
+        if not v:
+            return "—", None
+        m = statistics.median(v)
+        return "%.2f (%.2f–%.2f)" % (m, min(v), max(v)), m
+
+    print("ISAs: widest %s; capped %s. Peak (f32 FMA, CPU's widest ISA) %.0f–%.0f GFLOP/s, "
+          "triad %.0f–%.0f GB/s over %d runs." % (
+              ", ".join("%s %s" % x for x in sorted(isas["native"])),
+              ", ".join("%s %s" % x for x in sorted(isas["avx2"])),
+              min(peaks), max(peaks), min(bw), max(bw), len(native)))
+    print()
+    n_isa = "/".join(sorted({i for b, i in isas["native"] if b == "optimized"}))
+    print("| layer (N = 8) | op | %s: optimized ms | GFLOP/s | %% FMA peak (depthwise: %% bw) | "
+          "oneDNN ms | optimized / oneDNN | AVX2: optimized ms | oneDNN ms | optimized / oneDNN | "
+          "1→2 threads |" % n_isa)
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    geo = {"native": {}, "avx2": {}}
+    last_tag = None
+    for problem, tag in order:
+        op = OPS.get(problem.split(":")[0], problem.split(":")[0])
+        opt_ms = med(nat, problem, "optimized", "median_ms")
+        gf = med(nat, problem, "optimized", "gflops")
+        depthwise = problem.startswith("depthwise")
+        pct = med(nat, problem, "optimized", "pct_bandwidth" if depthwise else "pct_peak")
+        dnn_ms = med(nat, problem, "onednn", "median_ms")
+        r_native, m_native = ratio_cell(nat, problem)
+        a_opt = med(cap, problem, "optimized", "median_ms")
+        a_dnn = med(cap, problem, "onednn", "median_ms")
+        r_avx2, m_avx2 = ratio_cell(cap, problem)
+        for k, m in (("native", m_native), ("avx2", m_avx2)):
+            if m:
+                geo[k].setdefault(op, []).append(m)
+        speedup = "—"
+        if (problem, "optimized") in single and single[(problem, "optimized")]["ran"] and opt_ms:
+            speedup = "%.2fx" % (single[(problem, "optimized")]["median_ms"] / opt_ms)
+        fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            tag if tag != last_tag else "", op, fmt(opt_ms), fmt(gf, 0),
+            fmt(pct, 0) + (" % bw" if depthwise else " %"), fmt(dnn_ms), r_native, fmt(a_opt),
+            fmt(a_dnn), r_avx2, speedup))
+        last_tag = tag
+    print()
+    print("Geometric means of optimized / oneDNN (medians above):")
+    print()
+    print("| op | %s | AVX2 |" % n_isa)
+    print("|---|---|---|")
+    for op in OPS.values():
+        cells = []
+        for k in ("native", "avx2"):
+            v = geo[k].get(op)
+            cells.append("%.2f (lowest %.2f)" % (statistics.geometric_mean(v), min(v)) if v else "—")
+        if any(c != "—" for c in cells):
+            print("| %s | %s | %s |" % (op, cells[0], cells[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
