@@ -8,8 +8,6 @@
 #include <exception>
 #include <sstream>
 
-#include "gpu/gpu.h"
-
 namespace convcheck {
 
 namespace {
@@ -164,7 +162,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     r.pct_peak = r.peak_gflops > 0 ? 100 * r.gflops / r.peak_gflops : 0;
     r.pct_bandwidth =
         r.bandwidth_gbs > 0 ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / r.bandwidth_gbs : 0;
-    r.note = cudnn_algorithm_note(*backends[i]);
+    r.note = backends[i]->last_note();
     r.kernel_isa = backends[i]->isa();
   }
   if (backends.size() >= 2 && records[1].ran) {

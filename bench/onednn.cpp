@@ -245,6 +245,12 @@ class OneDnnBackend : public Backend {
     Variant& v = plan.variants.front();
     materialize(v);
     execute(v, va->data, vb->data, result.data);
+    last_note_ = v.impl;
+  }
+
+  std::string last_note() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_note_;
   }
 
  private:
@@ -432,6 +438,7 @@ class OneDnnBackend : public Backend {
 
   dnnl::engine engine_;
   dnnl::stream stream_;
+  std::string last_note_;  // the implementation of the last run (oneDNN's impl_info_str)
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Plan>> plans_;
 };

@@ -100,6 +100,10 @@ class Backend {
   /// time (e.g. "avx2", "avx512_core"), for `list`, bench records and run reports. Empty: the
   /// backend does not choose one (it runs the build's baseline code, or a device's).
   virtual std::string isa() const { return ""; }
+  /// What the backend says about its last run(), e.g. cuDNN's algorithm and layout
+  /// ("bwd_data=ALGO_1, NHWC/KRSC, pad copy") or oneDNN's implementation ("brg:avx512_core");
+  /// empty when it has nothing to say or has not run. `bench` records it as the record's note.
+  virtual std::string last_note() const { return ""; }
   /// Device backends: the device's f32 FMA rate and memory bandwidth, measured in this process
   /// (once), which `bench` reports a device backend's % of peak against. `device` empty: a host
   /// backend (bench uses the CPU's peaks).

@@ -52,18 +52,31 @@ class Timeout : public std::runtime_error {
   explicit Timeout(const std::string& what) : std::runtime_error(what) {}
 };
 
-/// The outcome of a query that may decline: ok, or a one-line reason.
+/// The outcome of a query that may decline: ok, or a one-line reason with a code saying what kind
+/// of "no" it is. The code, never the wording of the reason, decides a verdict (a backend's reason
+/// may say anything, "crashed" included).
 class Status {
  public:
-  static Status Ok() { return Status(true, ""); }
-  static Status Error(std::string reason) { return Status(false, std::move(reason)); }
-  bool ok() const { return ok_; }
+  enum class Code {
+    ok,
+    unsupported,  // declined: unavailable here, or cannot implement the problem (a reason, no
+                  // fault)
+    crashed,      // the backend failed while answering (threw, or its process died)
+    timeout,      // the backend did not answer within its time limit
+  };
+  static Status Ok() { return Status(Code::ok, ""); }
+  /// Declined with a reason: unavailable, or unsupported (Code::unsupported).
+  static Status Error(std::string reason) { return Status(Code::unsupported, std::move(reason)); }
+  static Status Crashed(std::string reason) { return Status(Code::crashed, std::move(reason)); }
+  static Status TimedOut(std::string reason) { return Status(Code::timeout, std::move(reason)); }
+  bool ok() const { return code_ == Code::ok; }
+  Code code() const { return code_; }
   const std::string& reason() const { return reason_; }
-  explicit operator bool() const { return ok_; }
+  explicit operator bool() const { return ok(); }
 
  private:
-  Status(bool ok, std::string reason) : ok_(ok), reason_(std::move(reason)) {}
-  bool ok_;
+  Status(Code code, std::string reason) : code_(code), reason_(std::move(reason)) {}
+  Code code_;
   std::string reason_;
 };
 

@@ -44,7 +44,7 @@
 // algorithms first, each candidate's workspace is asked for (at most 4 GiB, TF's default limit)
 // and the plan is run once on zeros; the first that runs is the plan's. If only non-deterministic
 // algorithms run (ALGO_0 and ALGO_3 use atomics), the contract says deterministic = false. The
-// chosen algorithm is named in the record: cudnn_algorithm_note() gives e.g. "bwd_data=ALGO_1,
+// chosen algorithm is named in the record: Backend::last_note() gives e.g. "bwd_data=ALGO_1,
 // NHWC/KRSC, pad copy" for the last run.
 //
 // Numerics. The convolution descriptor has compute type FLOAT (DOUBLE for f64) and math type
@@ -478,7 +478,7 @@ class CudnnBackend final : public Backend {
   double last_device_ms() const override { return last_ms_; }
   DevicePeaks device_peaks() override { return gpu::measure_device_peaks(); }
 
-  const std::string& last_note() const { return last_note_; }
+  std::string last_note() const override { return last_note_; }
 
  private:
   // Whether every variant of the problem's plan is deterministic. Takes context().mutex.
@@ -881,7 +881,7 @@ class CudnnBackend final : public Backend {
   void run(const Problem&, const Geometry&, const Operands&, TensorView) override {
     throw std::runtime_error(std::string("cudnn: ") + kNotFound);
   }
-  const std::string& last_note() const { return note_; }
+  std::string last_note() const override { return note_; }
 
  private:
   std::string note_;
@@ -892,11 +892,6 @@ const char kDescription[] = "cuDNN comparator (unavailable: built without cuDNN)
 #endif
 
 }  // namespace
-
-std::string cudnn_algorithm_note(const Backend& backend) {
-  const auto* b = dynamic_cast<const CudnnBackend*>(&backend);
-  return b ? b->last_note() : std::string();
-}
 
 void register_cudnn_backend(Registry& registry) {
   registry.add("cudnn", kDescription,

@@ -18,9 +18,4 @@ void register_gpu_backend(Registry& registry);
 /// 9, FP32 math with TF32 off (gpu/cudnn.cpp).
 void register_cudnn_backend(Registry& registry);
 
-/// For the "cudnn" backend: what its last run() used, e.g. "bwd_data=ALGO_1, NHWC/KRSC, pad copy"
-/// (cuDNN's algorithm, the layout cuDNN saw, explicit padding, determinism). Empty for other
-/// backends and before a run. `bench` records it as the record's note.
-std::string cudnn_algorithm_note(const Backend& backend);
-
 }  // namespace convcheck

@@ -52,9 +52,6 @@ void register_gpu_backend(Registry& registry) {
   registry.add("gpu-tf32", "CUDA backend in TF32 mode (unavailable: no CUDA toolkit at build time)",
                [](const std::string&) { return std::make_unique<Unavailable>("gpu-tf32"); });
 }
-std::string cudnn_algorithm_note(const Backend&) {
-  return "";
-}
 
 void register_cudnn_backend(Registry& registry) {
   registry.add("cudnn", "cuDNN 9 comparator (unavailable: no CUDA toolkit at build time)",

@@ -158,9 +158,9 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
       if (s.ok()) s = b->can_implement(p);
       if (s.ok()) contracts.push_back(b->contract(p));
     } catch (const Timeout& e) {
-      s = Status::Error(std::string("timed out while declaring its capabilities: ") + e.what());
+      s = Status::TimedOut(std::string("timed out while declaring its capabilities: ") + e.what());
     } catch (const std::exception& e) {
-      s = Status::Error(std::string("crashed while declaring its capabilities: ") + e.what());
+      s = Status::Crashed(std::string("crashed while declaring its capabilities: ") + e.what());
     }
     status.push_back(s);
   }
@@ -187,8 +187,8 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
       report.records.push_back(std::move(rec));
     };
     if (!status[bi].ok()) {
-      const bool crashed = status[bi].reason().rfind("crashed", 0) == 0;
-      const bool timed_out = status[bi].reason().rfind("timed out", 0) == 0;
+      const bool crashed = status[bi].code() == Status::Code::crashed;
+      const bool timed_out = status[bi].code() == Status::Code::timeout;
       finish(crashed     ? Verdict::crashed
              : timed_out ? Verdict::timeout
                          : Verdict::unsupported,

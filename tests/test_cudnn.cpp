@@ -63,12 +63,11 @@ void expect_pass(const std::string& text) {
     const BackendRecord& rec = r.records[0];
     BOOST_TEST(std::string(verdict_name(rec.verdict)) == "pass",
                text << " --fill " << fill_name(fill) << ": " << verdict_name(rec.verdict) << " ("
-                    << rec.check << ") " << rec.reason << " [" << cudnn_algorithm_note(cudnn())
-                    << "]\n"
+                    << rec.check << ") " << rec.reason << " [" << cudnn().last_note() << "]\n"
                     << to_text(r));
     if (fill == FillKind::exact) BOOST_TEST(rec.mismatches == 0);
   }
-  BOOST_TEST_MESSAGE(text << ": " << cudnn_algorithm_note(cudnn()));
+  BOOST_TEST_MESSAGE(text << ": " << cudnn().last_note());
 }
 
 }  // namespace
@@ -112,7 +111,7 @@ BOOST_AUTO_TEST_CASE(contract_and_note) {
   BOOST_TEST(k.chain_length(1000) == 1000);
   const CaseReport r = check(to_string(p), FillKind::real);
   BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass", to_text(r));
-  const std::string note = cudnn_algorithm_note(cudnn());
+  const std::string note = cudnn().last_note();
   BOOST_TEST(note.find("bwd_filter=") == 0, note);
   BOOST_TEST(note.find("pad copy") != std::string::npos, note);  // SAME, stride 2: asymmetric
   BOOST_TEST((note.find("nondeterministic") == std::string::npos) == k.deterministic, note);

@@ -221,6 +221,42 @@ BOOST_AUTO_TEST_CASE(unsupported_and_mistrusted) {
   BOOST_TEST(verdict_name(m.verdict) == std::string("mistrusted"));
 }
 
+// How a backend answers while declaring what it can do decides its verdict: the kind of answer
+// (Status's code, or what it threw), never the wording of its reason.
+BOOST_AUTO_TEST_CASE(capability_answers_decide_by_kind_not_wording) {
+  class Answering : public Twisted {
+   public:
+    explicit Answering(std::function<Status()> answer)
+        : Twisted("answering", [](const Problem&, TensorView&) {}), answer_(std::move(answer)) {}
+    Status can_implement(const Problem&) const override { return answer_(); }
+
+   private:
+    std::function<Status()> answer_;
+  };
+  struct Row {
+    const char* what;
+    std::function<Status()> answer;
+    const char* verdict;
+    const char* check;
+  };
+  const Row rows[] = {
+      {"declines in words that sound like a crash",
+       [] { return Status::Error("crashed into an unsupported stride"); }, "unsupported", ""},
+      {"declines in words that sound like a timeout",
+       [] { return Status::Error("timed out waiting for sm_90 (unsupported)"); }, "unsupported",
+       ""},
+      {"throws", []() -> Status { throw std::runtime_error("boom"); }, "crashed", "crashed"},
+      {"times out", []() -> Status { throw Timeout("no answer within 2 s"); }, "timeout",
+       "timeout"},
+  };
+  for (const Row& row : rows) {
+    Answering b(row.answer);
+    const CaseReport r = run_case(make_case(kProblems[0], FillKind::real), {&b});
+    BOOST_TEST(verdict_name(only(r).verdict) == std::string(row.verdict), row.what);
+    BOOST_TEST(only(r).check == row.check, row.what);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(relations_catch_what_compare_cannot_see) {
   // A backend whose conv2d_transpose is right but whose backprop input is off everywhere: a case of
   // conv2d_transpose passes compare, and the transpose relation (and adjoint) catch it.
