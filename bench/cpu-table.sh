@@ -9,6 +9,8 @@
 # the same thing, and the table says which ISA each column ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The "widest ISA" runs must not inherit a cap from the caller's environment.
+unset CONVCHECK_OPTIMIZED_ISA ONEDNN_MAX_CPU_ISA
 runs=${1:-3}
 out=${2:-build/cpu-table}
 mkdir -p "$out"

@@ -26,8 +26,9 @@ Isa active_isa();
 /// (or one below it, which caps); otherwise why not (an unknown name, or an ISA this build or
 /// this CPU cannot run). The backend refuses to start with that reason (exit 2 at the CLI).
 Status isa_request();
-/// One line for `convcheck list` and the reports, e.g. "avx2 (compiled: generic avx2 avx512;
-/// this CPU runs: generic avx2; CONVCHECK_OPTIMIZED_ISA unset)".
+/// One line for `convcheck list`, e.g. "avx2 (compiled: generic avx2 avx512; this machine runs:
+/// generic avx2; CONVCHECK_OPTIMIZED_ISA unset)". int32 always runs the generic kernels (its
+/// wrapping arithmetic has no vector kernels); the ISA named is that of f32/f64/f16/bf16.
 std::string isa_summary();
 /// Caps the ISA (process-wide; for tests and comparisons). clear_isa_limit() undoes it.
 void limit_isa(Isa isa);

@@ -125,15 +125,26 @@ void register_builtin_backends() {
 int cmd_list(const Args& args) {
   if (!args.empty()) throw InvalidArgument("list takes no arguments, got '" + args[0] + "'");
   std::cout << "backends:\n";
+  // A backend refused by its configuration (e.g. CONVCHECK_OPTIMIZED_ISA above the CPU) is shown
+  // as refused, the listing finishes, and then list exits 2 with the reason like any command.
+  std::string refused;
   for (const Registry::Entry& e : Registry::instance().entries()) {
     std::string availability = "available";
     if (e.name.back() != ':') {
-      const std::unique_ptr<Backend> b = e.factory("");
-      Status s = b->available();
-      if (!s.ok())
-        availability = "unavailable: " + s.reason();
-      else if (!b->isa().empty())
-        availability += "; kernels: " + b->isa();
+      std::unique_ptr<Backend> b;
+      try {
+        b = e.factory("");
+      } catch (const InvalidArgument& err) {
+        availability = std::string("refused: ") + err.what();
+        if (refused.empty()) refused = err.what();
+      }
+      if (b) {
+        Status s = b->available();
+        if (!s.ok())
+          availability = "unavailable: " + s.reason();
+        else if (!b->isa().empty())
+          availability += "; kernels: " + b->isa();
+      }
     } else {
       availability = "family (name it as " + e.name + "<arg>)";
     }
@@ -156,6 +167,7 @@ int cmd_list(const Args& args) {
   std::cout << "suites (" << suites_dir() << "):";
   for (const std::string& n : suite_names()) std::cout << " " << n;
   std::cout << "\n";
+  if (!refused.empty()) throw InvalidArgument(refused);
   return kOk;
 }
 

@@ -51,11 +51,11 @@ def main():
 
     sass, ptx = {}, {}  # translation unit -> architectures
     for line in run([cuobjdump, "--list-elf", binary]).splitlines():
-        m = re.search(r"ELF file\s+\d+:\s+(\S+)\.sm_(\d+)a?\.cubin", line)
+        m = re.search(r"ELF file\s+\d+:\s+(\S+)\.sm_(\d+)[af]?\.cubin", line)
         if m:
             sass.setdefault(m.group(1), set()).add(int(m.group(2)))
     for line in run([cuobjdump, "--list-ptx", binary]).splitlines():
-        m = re.search(r"PTX file\s+\d+:\s+(\S+)\.sm_(\d+)a?\.ptx", line)
+        m = re.search(r"PTX file\s+\d+:\s+(\S+)\.sm_(\d+)[af]?\.ptx", line)
         if m:
             ptx.setdefault(m.group(1), set()).add(int(m.group(2)))
 
