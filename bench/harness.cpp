@@ -8,6 +8,8 @@
 #include <exception>
 #include <sstream>
 
+#include "core/hash.h"
+
 namespace convcheck {
 
 namespace {
@@ -26,12 +28,7 @@ int64_t valid_taps(int64_t out, int64_t in, int64_t k, int64_t s, int64_t d, int
 // A reproducible N(0,1) fill (benchmarks need realistic data, not exactness).
 void fill_normal(Tensor& t, uint64_t seed) {
   uint64_t state = seed;
-  auto next = [&] {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  auto next = [&] { return splitmix64_next(state); };
   for (int64_t i = 0; i < t.size(); ++i) {
     if (t.dtype() == DType::i32) {
       t.set(i, static_cast<double>(static_cast<int64_t>(next() % 17) - 8));

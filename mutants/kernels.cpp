@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/half.h"
+#include "core/hash.h"
 #include "reference/exact_accumulator.h"
 
 namespace convcheck::mutants {
@@ -232,11 +233,8 @@ double round_into(double v, DType t) {
   return v;
 }
 
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+uint64_t splitmix64(uint64_t z) {  // one step of the stream from state z
+  return splitmix64_next(z);
 }
 
 // The exact int32 sum of an element's terms (products of int32 values fit in int64).

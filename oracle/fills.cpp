@@ -3,25 +3,20 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/hash.h"
 #include "oracle/internal.h"
 
 namespace convcheck::oracle_detail {
 
 namespace {
 
-uint64_t mix(uint64_t z) {  // SplitMix64's finaliser
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 struct Stream {  // the random numbers of one element
   uint64_t state;
   Stream(uint64_t seed, Role r, int64_t i)
-      : state(mix(seed * 0x9E3779B97F4A7C15ull +
-                  (static_cast<uint64_t>(r) + 1) * 0xD1B54A32D192ED03ull +
-                  static_cast<uint64_t>(i))) {}
-  uint64_t next() { return mix(state += 0x9E3779B97F4A7C15ull); }
+      : state(splitmix64_mix(seed * kSplitMixGamma +
+                             (static_cast<uint64_t>(r) + 1) * 0xD1B54A32D192ED03ull +
+                             static_cast<uint64_t>(i))) {}
+  uint64_t next() { return splitmix64_next(state); }
   double uniform() { return (next() >> 11) * 0x1p-53; }  // [0, 1)
   double normal() {                                      // Box-Muller
     const double u1 = 1.0 - uniform(), u2 = uniform();

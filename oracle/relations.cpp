@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "oracle/internal.h"
 #include "reference/exact_accumulator.h"
 
@@ -438,7 +439,7 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
         const Tensor& u = ctx.operands.get(s);
         ops.get(s) = with_shape(u, u.shape(), u.layout());
       }
-      const int64_t at = static_cast<int64_t>((ctx.c.seed * 0x9E3779B97F4A7C15ull >> 11) %
+      const int64_t at = static_cast<int64_t>((ctx.c.seed * kSplitMixGamma >> 11) %
                                               static_cast<uint64_t>(t.size()));
       ops.get(r).set(at, NAN);
       Derived d = run_derived(b, "metamorphic:nan_footprint", p, ops);

@@ -80,47 +80,56 @@ extern "C" {
 #endif
 
 /* ---- Enumerations (values are part of the ABI) ---------------------------------------------- */
+/* clang-format off */
 
 /* convcheck_problem.op */
-#define CONVCHECK_OP_CONV2D 0
-#define CONVCHECK_OP_CONV2D_BACKPROP_INPUT 1
-#define CONVCHECK_OP_CONV2D_BACKPROP_FILTER 2
-#define CONVCHECK_OP_CONV2D_TRANSPOSE 3
-#define CONVCHECK_OP_DEPTHWISE_CONV2D 4
-#define CONVCHECK_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT 5
-#define CONVCHECK_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER 6
+#define CONVCHECK_OP_CONV2D                            0
+#define CONVCHECK_OP_CONV2D_BACKPROP_INPUT             1
+#define CONVCHECK_OP_CONV2D_BACKPROP_FILTER            2
+#define CONVCHECK_OP_CONV2D_TRANSPOSE                  3
+#define CONVCHECK_OP_DEPTHWISE_CONV2D                  4
+#define CONVCHECK_OP_DEPTHWISE_CONV2D_BACKPROP_INPUT   5
+#define CONVCHECK_OP_DEPTHWISE_CONV2D_BACKPROP_FILTER  6
 
 /* convcheck_problem.dtype: the element type of both operands and the result */
-#define CONVCHECK_DTYPE_F16 0  /* IEEE binary16, stored as uint16_t bits */
-#define CONVCHECK_DTYPE_BF16 1 /* bfloat16, stored as uint16_t bits */
-#define CONVCHECK_DTYPE_F32 2
-#define CONVCHECK_DTYPE_F64 3
-#define CONVCHECK_DTYPE_I32 4 /* sums wrap modulo 2^32 (TF's int32 conv2d) */
+/* IEEE binary16, stored as uint16_t bits */
+#define CONVCHECK_DTYPE_F16                            0
+#define CONVCHECK_DTYPE_BF16                           1  /* bfloat16, stored as uint16_t bits */
+#define CONVCHECK_DTYPE_F32                            2
+#define CONVCHECK_DTYPE_F64                            3
+/* sums wrap modulo 2^32 (TF's int32 conv2d) */
+#define CONVCHECK_DTYPE_I32                            4
 
 /* convcheck_problem.format: the layout of activation tensors */
-#define CONVCHECK_FORMAT_NHWC 0
-#define CONVCHECK_FORMAT_NCHW 1
+#define CONVCHECK_FORMAT_NHWC                          0
+#define CONVCHECK_FORMAT_NCHW                          1
 
 /* convcheck_problem.padding: how the pads were given (the pad_* members are always resolved) */
-#define CONVCHECK_PADDING_VALID 0
-#define CONVCHECK_PADDING_SAME 1 /* TF's split: the odd element goes after (bottom, right) */
-#define CONVCHECK_PADDING_EXPLICIT 2
+#define CONVCHECK_PADDING_VALID                        0
+/* TF's split: the odd element goes after (bottom, right) */
+#define CONVCHECK_PADDING_SAME                         1
+#define CONVCHECK_PADDING_EXPLICIT                     2
 
 /* convcheck_plugin.memory: where the pointers passed to run() live */
-#define CONVCHECK_MEMORY_HOST 0
+#define CONVCHECK_MEMORY_HOST                          0
 /* Device (CUDA) pointers. Part of the ABI; this convcheck's runner stages host memory only and
  * declines a device-memory plugin with that reason. Wrap device kernels with host copies. */
-#define CONVCHECK_MEMORY_DEVICE 1
+#define CONVCHECK_MEMORY_DEVICE                        1
 
 /* convcheck_contract.chain */
-#define CONVCHECK_CHAIN_EXACT 0   /* no rounding in the accumulation (u_acc unused) */
-#define CONVCHECK_CHAIN_LINEAR 1  /* any summation order of n terms: at most n roundings */
-#define CONVCHECK_CHAIN_BLOCKED 2 /* partial sums of `block` terms, then the partials in turn */
+/* no rounding in the accumulation (u_acc unused) */
+#define CONVCHECK_CHAIN_EXACT                          0
+/* any summation order of n terms: at most n roundings */
+#define CONVCHECK_CHAIN_LINEAR                         1
+/* partial sums of `block` terms, then the partials in turn */
+#define CONVCHECK_CHAIN_BLOCKED                        2
+/* clang-format on */
 
 /* ---- The problem -------------------------------------------------------------------------- */
 
 /* A validated problem: every derived size is given, and consistent (convcheck's geometry()).
  * Shapes are logical, whatever the format: activations N,H,W,C; the filter KH,KW,in,out. */
+/* clang-format off */
 typedef struct convcheck_problem {
   int32_t op;      /* CONVCHECK_OP_* */
   int32_t dtype;   /* CONVCHECK_DTYPE_* */
@@ -134,17 +143,18 @@ typedef struct convcheck_problem {
   /* forward output = out_backprop: [n, oh, ow, oc], oc = K (conv) or C * M (depthwise) */
   int64_t oh, ow, oc;
   int64_t stride_h, stride_w;
-  int64_t dilation_h, dilation_w;                   /* TF's convention: 1 = no dilation */
-  int64_t pad_top, pad_bottom, pad_left, pad_right; /* resolved; may be asymmetric */
-  int64_t groups;                                   /* conv2d family: c / filter_in; depthwise: c */
-  int64_t multiplier;                               /* depthwise: M; conv2d family: 1 */
+  int64_t dilation_h, dilation_w;                    /* TF's convention: 1 = no dilation */
+  int64_t pad_top, pad_bottom, pad_left, pad_right;  /* resolved; may be asymmetric */
+  int64_t groups;          /* conv2d family: c / filter_in; depthwise: c */
+  int64_t multiplier;      /* depthwise: M; conv2d family: 1 */
   /* Element counts of the three roles and of the result (input, filter, out_backprop: as above;
    * result: the count of the role it is shaped like). */
   int64_t input_elements, filter_elements, out_backprop_elements, result_elements;
-  /* The canonical convcheck descriptor, NUL-terminated, e.g. for messages; valid during the call.
-   */
+  /* The canonical convcheck descriptor, NUL-terminated, e.g. for messages; valid during the
+   * call. */
   const char* descriptor;
 } convcheck_problem;
+/* clang-format on */
 
 /* ---- The numeric contract ------------------------------------------------------------------ */
 

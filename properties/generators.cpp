@@ -36,6 +36,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/hash.h"
+
 namespace convcheck::gen {
 
 namespace {
@@ -256,12 +258,7 @@ Gen<uint64_t> seeds() {
 /// splitmix64: the variant choices of an invalid problem (not shrunk).
 struct Mix {
   uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmix64_next(state); }
   I below(I n) { return static_cast<I>(next() % static_cast<uint64_t>(n)); }
   template <class T>
   const T& of(const std::vector<T>& v) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/hash.h"
 #include "core/problem.h"
 #include "mutants/mutants.h"
 #include "oracle/oracle.h"
@@ -66,13 +67,6 @@ struct RegisterBackends {
 
 bool is_failure(Verdict v) {
   return v == Verdict::fail || v == Verdict::crashed || v == Verdict::timeout;
-}
-
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {
@@ -260,7 +254,7 @@ RC_BOOST_PROP(reference_equals_textbook, ()) {
     Tensor t(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
     std::vector<double> v(static_cast<std::size_t>(t.size()));
     for (int64_t i = 0; i < t.size(); ++i) {
-      v[static_cast<std::size_t>(i)] = static_cast<double>(splitmix(state) % 17) - 8;
+      v[static_cast<std::size_t>(i)] = static_cast<double>(splitmix64_next(state) % 17) - 8;
       t.set(i, v[static_cast<std::size_t>(i)]);
     }
     return std::make_pair(t, v);
