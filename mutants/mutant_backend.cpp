@@ -1,6 +1,7 @@
 // The mutant backends' driver: names and registration, contracts, operand validation, layouts
 // (storage <-> canonical) and the result buffer. The bugs that belong to those jobs live here
 // (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail); the rest are in kernels.cpp.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/layout.h"
 #include "mutants/internal.h"
 #include "mutants/kernels.h"
 #include "mutants/mutants.h"
@@ -64,15 +66,6 @@ std::optional<Bug> parse_bug(std::string_view name) {
 }
 
 namespace {
-
-// Storage index of canonical (N,H,W,C-order) element e of an activation tensor of logical shape
-// s; the identity for NHWC and for filters.
-int64_t storage_index(int64_t e, const std::array<int64_t, 4>& s, bool nchw) {
-  if (!nchw) return e;
-  const int64_t c = e % s[3], w = e / s[3] % s[2], h = e / (s[3] * s[2]) % s[1],
-                n = e / (s[3] * s[2] * s[1]);
-  return ((n * s[3] + c) * s[1] + h) * s[2] + w;
-}
 
 // Runs differ in their summation order only for Bug::nondeterministic; a process-wide counter
 // (not per instance) so that even a fresh backend for the rerun sees a new order.
@@ -142,32 +135,15 @@ class MutantBackend : public Backend {
  private:
   // Whether a role's tensor is laid out NCHW in memory as this mutant reads it.
   bool reads_nchw(const Problem& p, Role r) const {
-    return r != Role::filter && p.format == Format::NCHW && bug_ != Bug::nchw_as_nhwc;
+    return stored_nchw(p, r) && bug_ != Bug::nchw_as_nhwc;
   }
 
   // Validates an operand and converts it to canonical order as doubles (exact for every dtype).
   std::vector<double> load(const Problem& p, const Geometry& g, const Operands& in, Role r) const {
-    const std::string label = name() + ": " + op_name(p.op);
-    const ConstTensorView* v = in.get(r);
-    if (v == nullptr) {
-      throw InvalidArgument(label + " reads '" + role_name(r) + "', which was not given");
-    }
-    if (v->dtype != p.dtype) {
-      throw InvalidArgument(label + ": " + role_name(r) + " has dtype " + dtype_name(v->dtype) +
-                            ", expected " + dtype_name(p.dtype));
-    }
-    check_operand_shape(p, g, r, v->shape, role_name(r));
-    const std::array<int64_t, 4> s = logical_shape(g, r);
-    const int64_t n = s[0] * s[1] * s[2] * s[3];
-    if (n > 0 && v->data == nullptr) {
-      throw InvalidArgument(label + ": " + role_name(r) + " has no data");
-    }
-    const bool nchw = reads_nchw(p, r);
-    std::vector<double> out(static_cast<std::size_t>(n));
-    for (int64_t e = 0; e < n; ++e) {
-      const double x = load_element(v->data, v->dtype, storage_index(e, s, nchw));
-      out[e] = bug_ == Bug::nan_to_zero && std::isnan(x) ? 0.0 : x;
-    }
+    std::vector<double> out =
+        load_canonical(p, g, r, in.get(r), name() + ": " + op_name(p.op), reads_nchw(p, r));
+    if (bug_ == Bug::nan_to_zero)
+      for (double& x : out) x = std::isnan(x) ? 0.0 : x;
     return out;
   }
 
@@ -187,14 +163,13 @@ class MutantBackend : public Backend {
   // Writes canonical values into the result's storage layout.
   void store(const Problem& p, const Geometry& g, Role r, const std::vector<double>& values,
              TensorView result) const {
-    const std::array<int64_t, 4> s = logical_shape(g, r);
-    const bool nchw = reads_nchw(p, r);
     const int64_t n = static_cast<int64_t>(values.size());
-    for (int64_t e = 0; e < n; ++e) {
-      const int64_t i = storage_index(e, s, nchw);
-      if (bug_ == Bug::unwritten_tail && i == n - 1) continue;  // the last element, never written
-      store_element(result.data, result.dtype, i, values[e]);
-    }
+    const std::size_t w = dtype_size(p.dtype);
+    unsigned char* last = n > 0 ? static_cast<unsigned char*>(result.data) + (n - 1) * w : nullptr;
+    std::vector<unsigned char> kept(last ? last : nullptr, last ? last + w : nullptr);
+    store_canonical(values, logical_shape(g, r), reads_nchw(p, r), result);
+    // The last element in storage is never written: its bytes are as they were before.
+    if (bug_ == Bug::unwritten_tail && last) std::copy(kept.begin(), kept.end(), last);
     if (bug_ == Bug::oob_write && result.data != nullptr) {
       // One element past the end, complemented so the write is visible whatever was there.
       unsigned char* past = static_cast<unsigned char*>(result.data) + n * dtype_size(p.dtype);

@@ -28,6 +28,7 @@
 
 #include "core/error.h"
 #include "core/half.h"
+#include "core/layout.h"
 #include "optimized/dispatch.h"
 #include "optimized/internal.h"
 #include "optimized/optimized.h"
@@ -168,11 +169,6 @@ void narrow_span(const T* src, void* dst, DType t, int64_t n) {
   }
 }
 
-// Storage index of canonical (N,H,W,C-order) position (n, hw, c) of an activation tensor.
-inline int64_t nchw_index(int64_t n, int64_t hw, int64_t c, int64_t HW, int64_t C) {
-  return (n * C + c) * HW + hw;
-}
-
 /// An operand in the compute type and canonical layout: in place, or converted into `owned` (the
 /// scratch slot `slot`).
 template <class T>
@@ -185,7 +181,7 @@ struct Canonical {
 template <class T>
 void to_canonical(const Problem& p, const Geometry& g, Role r, const ConstTensorView& v,
                   Canonical<T>* out) {
-  const bool nchw = r != Role::filter && p.format == Format::NCHW;
+  const bool nchw = stored_nchw(p, r);
   if (!nchw && stored_as<T>(v.dtype)) {
     out->data = static_cast<const T*>(v.data);
     return;
@@ -208,7 +204,7 @@ void to_canonical(const Problem& p, const Geometry& g, Role r, const ConstTensor
         for (int64_t row = row0; row < row1; ++row) {
           const int64_t n = row / HW, hw = row % HW;
           for (int64_t c = c0; c < c1; ++c)
-            dst[row * C + c] = widen<T>(v.data, v.dtype, nchw_index(n, hw, c, HW, C));
+            dst[row * C + c] = widen<T>(v.data, v.dtype, nchw_offset(n, hw, c, HW, C));
         }
       }
     }
@@ -218,7 +214,7 @@ void to_canonical(const Problem& p, const Geometry& g, Role r, const ConstTensor
 
 template <class T>
 void from_canonical(const Problem& p, const Geometry& g, Role r, const T* src, TensorView out) {
-  const bool nchw = r != Role::filter && p.format == Format::NCHW;
+  const bool nchw = stored_nchw(p, r);
   const std::array<int64_t, 4> s = logical_shape(g, r);
   const int64_t total = s[0] * s[1] * s[2] * s[3];
   const int threads = thread_count();
@@ -235,7 +231,7 @@ void from_canonical(const Problem& p, const Geometry& g, Role r, const T* src, T
       for (int64_t c = c0; c < c1; ++c) {
         for (int64_t row = row0; row < row1; ++row) {
           const int64_t n = row / HW, hw = row % HW;
-          narrow<T>(out.data, out.dtype, nchw_index(n, hw, c, HW, C), src[row * C + c]);
+          narrow<T>(out.data, out.dtype, nchw_offset(n, hw, c, HW, C), src[row * C + c]);
         }
       }
     }
@@ -313,8 +309,7 @@ void run_typed(const Problem& p, const Geometry& g, const Operands& in, TensorVi
       for (int64_t i = 0; i < n; ++i) c->owned[i] = std::ldexp(c->owned[i], e);  // exact
     }
   }
-  const bool in_place =
-      stored_as<T>(result.dtype) && (io.result_like == Role::filter || p.format == Format::NHWC);
+  const bool in_place = stored_as<T>(result.dtype) && !stored_nchw(p, io.result_like);
   T* out = static_cast<T*>(result.data);
   if (!in_place) out = scratch_array<T>(ScratchSlot::result, role_elements(g, io.result_like));
   switch (p.op) {

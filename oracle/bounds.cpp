@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/layout.h"
 #include "oracle/internal.h"
 
 namespace convcheck::oracle_detail {
@@ -72,7 +73,7 @@ std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t
     c[d] = s[d] ? rest % s[d] : 0;
     rest = s[d] ? rest / s[d] : 0;
   }
-  if (r != Role::filter && p.format == Format::NCHW) return {c[0], c[2], c[3], c[1]};
+  if (stored_nchw(p, r)) return {c[0], c[2], c[3], c[1]};
   return c;
 }
 

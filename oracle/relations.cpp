@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/layout.h"
 #include "oracle/internal.h"
 #include "reference/exact_accumulator.h"
 
@@ -97,8 +98,8 @@ Tensor reformat(const Tensor& t, const std::array<int64_t, 4>& s, Format to, Lay
     for (int64_t h = 0; h < s[1]; ++h)
       for (int64_t x = 0; x < s[2]; ++x)
         for (int64_t c = 0; c < s[3]; ++c) {
-          const int64_t nhwc = ((n * s[1] + h) * s[2] + x) * s[3] + c;
-          const int64_t nchw = ((n * s[3] + c) * s[1] + h) * s[2] + x;
+          const int64_t nhwc = activation_offset(s, Format::NHWC, n, h, x, c);
+          const int64_t nchw = activation_offset(s, Format::NCHW, n, h, x, c);
           const int64_t from = to == Format::NCHW ? nhwc : nchw,
                         dst = to == Format::NCHW ? nchw : nhwc;
           std::memcpy(static_cast<char*>(out.data()) + dst * w,
@@ -362,10 +363,7 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
       const std::array<int64_t, 4> fs = logical_shape(fg, Role::input),
                                    ts = logical_shape(tg, Role::input);
       auto index = [&](const std::array<int64_t, 4>& s, int64_t n, int64_t h, int64_t w,
-                       int64_t c) {
-        return p.format == Format::NCHW ? ((n * s[3] + c) * s[1] + h) * s[2] + w
-                                        : ((n * s[1] + h) * s[2] + w) * s[3] + c;
-      };
+                       int64_t c) { return activation_offset(s, p.format, n, h, w, c); };
       (void)fp;
       const std::size_t sz = dtype_size(p.dtype);
       const std::array<int64_t, 4>& small = pad ? fs : ts;

@@ -4,20 +4,12 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/layout.h"
 #include "reference/engine.h"
 
 namespace convcheck {
 
 namespace {
-
-// Storage index of canonical (N,H,W,C-order) element e of an activation tensor of logical shape
-// [N, H, W, C]; identity for NHWC and for filters.
-int64_t storage_index(int64_t e, const std::array<int64_t, 4>& s, bool nchw) {
-  if (!nchw) return e;
-  const int64_t c = e % s[3], w = e / s[3] % s[2], h = e / (s[3] * s[2]) % s[1],
-                n = e / (s[3] * s[2] * s[1]);
-  return ((n * s[3] + c) * s[1] + h) * s[2] + w;
-}
 
 bool in_fast_range(double v, DType t) {
   if (!std::isfinite(v)) return false;
@@ -28,25 +20,9 @@ bool in_fast_range(double v, DType t) {
 
 std::vector<double> canonical_operand(const Problem& p, const Geometry& g, Role r,
                                       const Operands& ops, bool* fast_ok) {
-  const ConstTensorView* v = ops.get(r);
-  const std::string label = op_name(p.op);
-  if (v == nullptr || (v->data == nullptr && !v->shape.empty() && element_count(v->shape) > 0)) {
-    throw InvalidArgument(label + " reads '" + role_name(r) + "', which was not given");
-  }
-  if (v->dtype != p.dtype) {
-    throw InvalidArgument(label + ": " + role_name(r) + " has dtype " + dtype_name(v->dtype) +
-                          ", expected " + dtype_name(p.dtype));
-  }
-  check_operand_shape(p, g, r, v->shape, role_name(r));
-  const std::array<int64_t, 4> s = logical_shape(g, r);
-  const bool nchw = r != Role::filter && p.format == Format::NCHW;
-  const int64_t n = s[0] * s[1] * s[2] * s[3];
-  std::vector<double> out(n);
+  std::vector<double> out = load_canonical(p, g, r, ops.get(r), op_name(p.op), stored_nchw(p, r));
   bool ok = true;
-  for (int64_t e = 0; e < n; ++e) {
-    out[e] = load_element(v->data, v->dtype, storage_index(e, s, nchw));
-    ok = ok && in_fast_range(out[e], p.dtype);
-  }
+  for (double x : out) ok = ok && in_fast_range(x, p.dtype);
   *fast_ok = *fast_ok && ok;
   return out;
 }
@@ -110,9 +86,9 @@ ReferenceResult reference_compute(const Problem& p, const Operands& operands) {
   res.magnitude.resize(n);
   res.terms.resize(n);
   const std::array<int64_t, 4> s = logical_shape(g, io.result_like);
-  const bool nchw = io.result_like != Role::filter && p.format == Format::NCHW;
+  const bool nchw = stored_nchw(p, io.result_like);
   for (int64_t e = 0; e < n; ++e) {
-    const int64_t i = storage_index(e, s, nchw);
+    const int64_t i = storage_offset(e, s, nchw);
     res.result.set(i, out.value[e]);  // exact: value is representable in the dtype
     res.exact_hi[i] = out.hi[e];
     res.exact_lo[i] = out.lo[e];
@@ -131,9 +107,8 @@ Tensor naive_double_compute(const Problem& p, const Operands& operands) {
   OpIO io;
   ref::Outputs out = evaluate(p, g, operands, ref::Mode::naive, &io);
   Tensor t(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-  const std::array<int64_t, 4> s = logical_shape(g, io.result_like);
-  const bool nchw = io.result_like != Role::filter && p.format == Format::NCHW;
-  for (int64_t e = 0; e < t.size(); ++e) t.set(storage_index(e, s, nchw), out.value[e]);
+  store_canonical(out.value, logical_shape(g, io.result_like), stored_nchw(p, io.result_like),
+                  view(t));
   return t;
 }
 
