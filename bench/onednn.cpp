@@ -448,22 +448,6 @@ class OneDnnBackend : public Backend {
 const char kNotFound[] =
     "oneDNN was not found when convcheck was built (install libdnnl-dev and reconfigure)";
 
-class OneDnnBackend : public Backend {
- public:
-  std::string name() const override { return "onednn"; }
-  Status available() const override { return Status::Error(kNotFound); }
-  Status can_implement(const Problem&) const override { return Status::Error(kNotFound); }
-  NumericContract contract(const Problem&) const override {
-    NumericContract c;
-    c.name = "onednn-unavailable";
-    c.deterministic = false;
-    return c;
-  }
-  void run(const Problem&, const Geometry&, const Operands&, TensorView) override {
-    throw std::runtime_error(std::string("onednn: ") + kNotFound);
-  }
-};
-
 #endif
 
 }  // namespace
@@ -472,7 +456,13 @@ void register_onednn_backend(Registry& registry) {
   registry.add("onednn",
                "oneDNN comparator: direct convolutions (forward, backward data, backward "
                "weights; depthwise as groups), TF layouts in and out, reorders timed",
-               [](const std::string&) { return std::make_unique<OneDnnBackend>(); });
+               [](const std::string&) -> std::unique_ptr<Backend> {
+#ifdef CONVCHECK_HAVE_ONEDNN
+                 return std::make_unique<OneDnnBackend>();
+#else
+                 return std::make_unique<UnavailableBackend>("onednn", kNotFound);
+#endif
+               });
 }
 
 }  // namespace convcheck

@@ -1,6 +1,7 @@
 #include "core/backend.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "core/half.h"
 
@@ -99,6 +100,17 @@ std::unique_ptr<Backend> Registry::make(const std::string& name) const {
   std::string known;
   for (const Entry& e : entries_) known += (known.empty() ? "" : ", ") + e.name;
   throw InvalidArgument("unknown backend '" + name + "'; known backends: " + known);
+}
+
+NumericContract UnavailableBackend::contract(const Problem&) const {
+  NumericContract c;
+  c.name = name_ + "-unavailable";
+  c.deterministic = false;
+  return c;
+}
+
+void UnavailableBackend::run(const Problem&, const Geometry&, const Operands&, TensorView) {
+  throw std::logic_error(name_ + " was run although unavailable: " + reason_().reason());
 }
 
 }  // namespace convcheck

@@ -115,6 +115,26 @@ class Backend {
   virtual DevicePeaks device_peaks() { return {}; }
 };
 
+/// A backend this build or machine cannot run (no CUDA toolkit, no cuDNN, no oneDNN at build time,
+/// no device): available() and can_implement() give the reason, run() throws. The one stub class
+/// for every such case. The reason may be computed when asked (a device probe).
+class UnavailableBackend final : public Backend {
+ public:
+  UnavailableBackend(std::string name, std::function<Status()> reason)
+      : name_(std::move(name)), reason_(std::move(reason)) {}
+  UnavailableBackend(std::string name, const std::string& reason)
+      : UnavailableBackend(std::move(name), [reason] { return Status::Error(reason); }) {}
+  std::string name() const override { return name_; }
+  Status available() const override { return reason_(); }
+  Status can_implement(const Problem&) const override { return reason_(); }
+  NumericContract contract(const Problem&) const override;
+  void run(const Problem&, const Geometry&, const Operands&, TensorView) override;
+
+ private:
+  std::string name_;
+  std::function<Status()> reason_;
+};
+
 /// Name -> factory. A name ending in ':' is a prefix family ("mutant:", "plugin:"): its factory
 /// gets the text after the prefix.
 class Registry {

@@ -867,26 +867,6 @@ const char kNotFound[] =
     "built without cuDNN (cudnn.h or libcudnn was not found next to the CUDA toolkit at "
     "configure time)";
 
-class CudnnBackend final : public Backend {
- public:
-  std::string name() const override { return "cudnn"; }
-  Status available() const override { return Status::Error(kNotFound); }
-  Status can_implement(const Problem&) const override { return Status::Error(kNotFound); }
-  NumericContract contract(const Problem&) const override {
-    NumericContract c;
-    c.name = "cudnn-unavailable";
-    c.deterministic = false;
-    return c;
-  }
-  void run(const Problem&, const Geometry&, const Operands&, TensorView) override {
-    throw std::runtime_error(std::string("cudnn: ") + kNotFound);
-  }
-  std::string last_note() const override { return note_; }
-
- private:
-  std::string note_;
-};
-
 const char kDescription[] = "cuDNN comparator (unavailable: built without cuDNN)";
 
 #endif
@@ -894,8 +874,14 @@ const char kDescription[] = "cuDNN comparator (unavailable: built without cuDNN)
 }  // namespace
 
 void register_cudnn_backend(Registry& registry) {
+#ifdef CONVCHECK_HAVE_CUDNN
   registry.add("cudnn", kDescription,
                [](const std::string&) { return std::make_unique<CudnnBackend>(); });
+#else
+  registry.add("cudnn", kDescription, [](const std::string&) {
+    return std::make_unique<UnavailableBackend>("cudnn", kNotFound);
+  });
+#endif
 }
 
 }  // namespace convcheck

@@ -27,35 +27,22 @@ Backend::DevicePeaks measure_device_peaks() {
 
 }  // namespace gpu
 
-namespace {
-
-class Unavailable final : public Backend {
- public:
-  explicit Unavailable(std::string name) : name_(std::move(name)) {}
-  std::string name() const override { return name_; }
-  Status available() const override { return gpu::device_status(); }
-  Status can_implement(const Problem&) const override { return gpu::device_status(); }
-  NumericContract contract(const Problem&) const override { return {}; }
-  void run(const Problem&, const Geometry&, const Operands&, TensorView) override {
-    throw std::logic_error(name_ + " run without a CUDA toolkit");
-  }
-
- private:
-  std::string name_;
-};
-
-}  // namespace
-
 void register_gpu_backend(Registry& registry) {
   registry.add("gpu", "CUDA backend, all seven ops (unavailable: no CUDA toolkit at build time)",
-               [](const std::string&) { return std::make_unique<Unavailable>("gpu"); });
+               [](const std::string&) {
+                 return std::make_unique<UnavailableBackend>("gpu", gpu::device_status);
+               });
   registry.add("gpu-tf32", "CUDA backend in TF32 mode (unavailable: no CUDA toolkit at build time)",
-               [](const std::string&) { return std::make_unique<Unavailable>("gpu-tf32"); });
+               [](const std::string&) {
+                 return std::make_unique<UnavailableBackend>("gpu-tf32", gpu::device_status);
+               });
 }
 
 void register_cudnn_backend(Registry& registry) {
   registry.add("cudnn", "cuDNN 9 comparator (unavailable: no CUDA toolkit at build time)",
-               [](const std::string&) { return std::make_unique<Unavailable>("cudnn"); });
+               [](const std::string&) {
+                 return std::make_unique<UnavailableBackend>("cudnn", gpu::device_status);
+               });
 }
 
 }  // namespace convcheck
