@@ -42,42 +42,95 @@ namespace convcheck::cli {
 
 namespace {
 
-const char* kUsage =
-    "usage: convcheck <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  list                                   backends (with availability), ops, dtypes\n"
-    "  compute PROBLEM --backend B [--input F] [--filter F] [--out-backprop F] --output F\n"
-    "                                         run one op on .npy operands (only the two it reads)\n"
-    "  operands PROBLEM --fill ones|ramp|random [--seed S] --dir D\n"
-    "                                         write the operands PROBLEM reads as D/<role>.npy\n"
-    "  inspect FILE.npy [--all]               print a .npy file's dtype, shape, stats and values\n"
-    "  check PROBLEM [--backends a,b] [--seed S] [--fill exact|real|cancel|special|ramp] [--json]\n"
-    "                                         judge backends on one case against the exact "
-    "reference\n"
-    "  verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
-    "       [--contract f32|tf32|f16|bf16|f64|exact|i32[,...]] [--json]\n"
-    "                                         judge a result computed elsewhere (a .npy file)\n"
-    "  fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR] [--shard K/N]\n"
-    "       [--resume]                        random cases; each failure shrunk to a minimal "
-    "repro\n"
-    "  bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]\n"
-    "  run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] [--shard K/N]\n"
-    "                                         a suite through the oracle; writes results.jsonl,\n"
-    "                                         summary.json, junit.xml, report.html in DIR\n"
-    "  report html DIR | diff A B [--json] | merge DIR... --out DIR\n"
-    "                                         re-render, compare two runs, merge shards\n"
-    "\n"
-    "PROBLEM is a descriptor, e.g. "
-    "'conv2d_backprop_input:input=2x7x7x128,filter=3x3x128x64,stride=2x2,padding=SAME'.\n"
-    "Backends: see `list`; plugin:PATH runs a third-party kernel (plugins/convcheck_plugin.h)\n"
-    "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin.\n"
-    "--shard K/N takes case i (suite or fuzz stream order, from 0) when i mod N == K-1.\n"
-    "--max-bytes N[K|M|G|T] (compute, operands, inspect, check, verify, fuzz, bench, run):\n"
-    "refuse, before allocating, a problem or .npy file whose tensors would need more than N\n"
-    "bytes (default: half of physical memory; check, fuzz and run count the oracle's copies).\n"
-    "exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 backend unavailable;\n"
-    "run and fuzz: 130/143 when stopped by SIGINT/SIGTERM (rerun with --resume).\n";
+// The commands, once: dispatch, the usage text and which take --max-bytes come from this table.
+// `synopsis` may continue on lines of its own ("\n" then 7 spaces); `summary` (may be empty, may
+// have several lines) is printed from column 41.
+struct Command {
+  const char* name;
+  int (*fn)(const Args&);
+  const char* synopsis;
+  const char* summary;
+  bool takes_max_bytes;  // allocates a problem's tensors: --max-bytes applies
+};
+
+// clang-format off
+const Command kCommands[] = {
+    {"list", cmd_list, "list", "backends (with availability), ops, dtypes", false},
+    {"compute", cmd_compute,
+     "compute PROBLEM --backend B [--input F] [--filter F] [--out-backprop F] --output F",
+     "run one op on .npy operands (only the two it reads)", true},
+    {"operands", cmd_operands, "operands PROBLEM --fill ones|ramp|random [--seed S] --dir D",
+     "write the operands PROBLEM reads as D/<role>.npy", true},
+    {"inspect", cmd_inspect, "inspect FILE.npy [--all]",
+     "print a .npy file's dtype, shape, stats and values", true},
+    {"check", cmd_check,
+     "check PROBLEM [--backends a,b] [--seed S] [--fill exact|real|cancel|special|ramp] [--json]",
+     "judge backends on one case against the exact reference", true},
+    {"verify", cmd_verify,
+     "verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
+     "       [--contract f32|tf32|f16|bf16|f64|exact|i32[,...]] [--json]",
+     "judge a result computed elsewhere (a .npy file)", true},
+    {"fuzz", cmd_fuzz,
+     "fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR] [--shard K/N]\n"
+     "       [--resume]",
+     "random cases; each failure shrunk to a minimal repro", true},
+    {"bench", cmd_bench,
+     "bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]", "",
+     true},
+    {"run", cmd_run, "run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] [--shard K/N]",
+     "a suite through the oracle; writes results.jsonl,\n"
+     "summary.json, junit.xml, report.html in DIR", true},
+    {"report", cmd_report, "report html DIR | diff A B [--json] | merge DIR... --out DIR",
+     "re-render, compare two runs, merge shards", false},
+};
+// clang-format on
+
+const Command* find_command(const std::string& name) {
+  for (const Command& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string usage() {
+  constexpr std::size_t kColumn = 41;
+  std::string o = "usage: convcheck <command> [options]\n\ncommands:\n";
+  for (const Command& c : kCommands) {
+    std::string synopsis = std::string("  ") + c.synopsis;
+    const std::size_t last_line = synopsis.rfind('\n') + 1;  // 0 when there is one line
+    std::string summary = c.summary;
+    if (summary.empty()) {
+      o += synopsis + "\n";
+      continue;
+    }
+    if (synopsis.size() - last_line < kColumn - 1) {
+      synopsis.resize(last_line + kColumn, ' ');
+    } else {
+      synopsis += "\n" + std::string(kColumn, ' ');
+    }
+    for (std::size_t nl = summary.find('\n'); nl != std::string::npos;
+         nl = summary.find('\n', nl + 1))
+      summary.insert(nl + 1, kColumn, ' ');
+    o += synopsis + summary + "\n";
+  }
+  std::string takers;
+  for (const Command& c : kCommands)
+    if (c.takes_max_bytes) takers += (takers.empty() ? "" : ", ") + std::string(c.name);
+  o +=
+      "\n"
+      "PROBLEM is a descriptor, e.g. "
+      "'conv2d_backprop_input:input=2x7x7x128,filter=3x3x128x64,stride=2x2,padding=SAME'.\n"
+      "Backends: see `list`; plugin:PATH runs a third-party kernel (plugins/convcheck_plugin.h)\n"
+      "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin.\n"
+      "--shard K/N takes case i (suite or fuzz stream order, from 0) when i mod N == K-1.\n"
+      "--max-bytes N[K|M|G|T] (" +
+      takers +
+      "):\n"
+      "refuse, before allocating, a problem or .npy file whose tensors would need more than N\n"
+      "bytes (default: half of physical memory; check, fuzz and run count the oracle's copies).\n"
+      "exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 backend unavailable;\n"
+      "run and fuzz: 130/143 when stopped by SIGINT/SIGTERM (rerun with --resume).\n";
+  return o;
+}
 
 // Parses `args` against `desc` with one positional argument named `positional` (if non-null).
 po::variables_map parse(const Args& args, const po::options_description& desc,
@@ -571,9 +624,8 @@ namespace {
 // reader and the oracle's run_case check too. Taken out of `args` here so that each command's own
 // options stay as they were; other commands reject it as an unknown option.
 void take_max_bytes(const std::string& command, Args& args) {
-  static const char* kTakers[] = {"compute", "operands", "inspect", "check",
-                                  "verify",  "fuzz",     "bench",   "run"};
-  if (std::find(std::begin(kTakers), std::end(kTakers), command) == std::end(kTakers)) return;
+  const Command* c = find_command(command);
+  if (c == nullptr || !c->takes_max_bytes) return;
   const std::string flag = "--max-bytes";
   for (std::size_t i = 0; i < args.size();) {
     std::string value;
@@ -598,7 +650,7 @@ void take_max_bytes(const std::string& command, Args& args) {
 int run(int argc, char** argv) {
   std::ios::sync_with_stdio(true);
   if (argc < 2) {
-    std::cerr << kUsage;
+    std::cerr << usage();
     return kBadInput;
   }
   const std::string command = argv[1];
@@ -607,21 +659,12 @@ int run(int argc, char** argv) {
     register_builtin_backends();
     take_plugin_timeout(args);  // a global option: --plugin-timeout S
     take_max_bytes(command, args);
-    if (command == "list") return cmd_list(args);
-    if (command == "compute") return cmd_compute(args);
-    if (command == "operands") return cmd_operands(args);
-    if (command == "inspect") return cmd_inspect(args);
-    if (command == "check") return cmd_check(args);
-    if (command == "verify") return cmd_verify(args);
-    if (command == "fuzz") return cmd_fuzz(args);
-    if (command == "bench") return cmd_bench(args);
-    if (command == "run") return cmd_run(args);
-    if (command == "report") return cmd_report(args);
+    if (const Command* c = find_command(command)) return c->fn(args);
     if (command == "help" || command == "--help" || command == "-h") {
-      std::cout << kUsage;
+      std::cout << usage();
       return kOk;
     }
-    std::cerr << "convcheck: unknown command '" << command << "'\n" << kUsage;
+    std::cerr << "convcheck: unknown command '" << command << "'\n" << usage();
     return kBadInput;
   } catch (const InvalidArgument& e) {
     std::cerr << "convcheck " << command << ": error: " << e.what() << "\n";
