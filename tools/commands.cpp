@@ -77,7 +77,9 @@ const Command kCommands[] = {
     {"bench", cmd_bench,
      "bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]", "",
      true},
-    {"run", cmd_run, "run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] [--shard K/N]",
+    {"run", cmd_run,
+     "run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] "
+     "[--shard K/N]",
      "a suite through the oracle; writes results.jsonl,\n"
      "summary.json, junit.xml, report.html in DIR", true},
     {"report", cmd_report, "report html DIR | diff A B [--json] | merge DIR... --out DIR",
