@@ -89,24 +89,6 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 using DT = memory::data_type;
 
-enum class Kind { forward, backward_data, backward_weights };
-
-Kind kind_of(Op op) {
-  switch (op) {
-    case Op::conv2d:
-    case Op::depthwise_conv2d:
-      return Kind::forward;
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-    case Op::depthwise_conv2d_backprop_input:
-      return Kind::backward_data;
-    case Op::conv2d_backprop_filter:
-    case Op::depthwise_conv2d_backprop_filter:
-      return Kind::backward_weights;
-  }
-  return Kind::forward;
-}
-
 std::string version_string() {
   const dnnl_version_t* v = dnnl_version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor);
@@ -316,7 +298,7 @@ class OneDnnBackend : public Backend {
   // A variant with oneDNN's preferred formats (`preferred`) or with the user's.
   Variant build(const Problem& p, const Geometry& g, bool preferred) const {
     Variant v;
-    const Kind kind = kind_of(p.op);
+    const OpKind kind = op_kind(p.op);
     const memory::desc x = user_md(p, g, Role::input), w = user_md(p, g, Role::filter),
                        dy = user_md(p, g, Role::out_backprop);
     const memory::desc px = preferred ? any_md(x) : x, pw = preferred ? any_md(w) : w,
@@ -329,8 +311,8 @@ class OneDnnBackend : public Backend {
 
     // The forward primitive descriptor: the primitive itself for the forward ops, the hint that
     // backward primitives require otherwise.
-    const auto fwd_prop = kind == Kind::forward ? dnnl::prop_kind::forward_inference
-                                                : dnnl::prop_kind::forward_training;
+    const auto fwd_prop = kind == OpKind::forward ? dnnl::prop_kind::forward_inference
+                                                  : dnnl::prop_kind::forward_training;
     const dnnl::convolution_forward::desc fwd_desc(fwd_prop, alg, px, pw, pdy, strides, dilates,
                                                    pad_l, pad_r);
     const dnnl::convolution_forward::primitive_desc fwd_pd(fwd_desc, attr, engine_);
@@ -341,7 +323,7 @@ class OneDnnBackend : public Backend {
       arg.prim_md = prim;
     };
     switch (kind) {
-      case Kind::forward: {
+      case OpKind::forward: {
         v.prim = dnnl::convolution_forward(fwd_pd);
         v.scratch_md = fwd_pd.scratchpad_desc();
         v.impl = fwd_pd.impl_info_str();
@@ -350,7 +332,7 @@ class OneDnnBackend : public Backend {
         set(v.result, DNNL_ARG_DST, dy, fwd_pd.dst_desc());
         break;
       }
-      case Kind::backward_data: {
+      case OpKind::backward_data: {
         const dnnl::convolution_backward_data::desc d(alg, px, pw, pdy, strides, dilates, pad_l,
                                                       pad_r);
         const dnnl::convolution_backward_data::primitive_desc pd(d, attr, engine_, fwd_pd);
@@ -362,7 +344,7 @@ class OneDnnBackend : public Backend {
         set(v.result, DNNL_ARG_DIFF_SRC, x, pd.diff_src_desc());
         break;
       }
-      case Kind::backward_weights: {
+      case OpKind::backward_filter: {
         const dnnl::convolution_backward_weights::desc d(alg, px, pw, pdy, strides, dilates, pad_l,
                                                          pad_r);
         const dnnl::convolution_backward_weights::primitive_desc pd(d, attr, engine_, fwd_pd);

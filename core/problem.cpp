@@ -527,6 +527,31 @@ OpIO op_io(Op op) {
   return {Role::input, Role::filter, Role::out_backprop};
 }
 
+OpKind op_kind(Op op) {
+  switch (op_io(op).result_like) {
+    case Role::input:
+      return OpKind::backward_data;
+    case Role::filter:
+      return OpKind::backward_filter;
+    case Role::out_backprop:
+      break;
+  }
+  return OpKind::forward;
+}
+
+Op grouped_equivalent(Op op) {
+  if (!is_depthwise(op)) return op;
+  switch (op_kind(op)) {
+    case OpKind::forward:
+      return Op::conv2d;
+    case OpKind::backward_data:
+      return Op::conv2d_backprop_input;
+    case OpKind::backward_filter:
+      break;
+  }
+  return Op::conv2d_backprop_filter;
+}
+
 const char* result_name(Op op) {
   switch (op_io(op).result_like) {
     case Role::input:

@@ -124,6 +124,13 @@ struct OpIO {
 OpIO op_io(Op op);
 /// A short name for the result ("output", "input_backprop", "filter_backprop").
 const char* result_name(Op op);
+/// Which of the three convolutions an op is, i.e. which library call implements it (oneDNN's and
+/// cuDNN's forward / backward data / backward weights): the role its result is shaped like.
+enum class OpKind { forward, backward_data, backward_filter };
+OpKind op_kind(Op op);
+/// The dense op with the same maths as a depthwise op, with groups G = C and the RSCM filter read
+/// as HWIO [KH, KW, 1, C*M]; a dense op itself.
+Op grouped_equivalent(Op op);
 
 /// A role's shape in logical order: [N,H,W,C] for activations (out_backprop = the forward output
 /// [N,OH,OW,O]), the filter as given.

@@ -234,31 +234,13 @@ struct Events {
 
 // --- geometry as cuDNN sees it ----------------------------------------------------------------
 
-enum class Kind { forward, backward_data, backward_filter };
-
-Kind kind_of(Op op) {
-  switch (op) {
-    case Op::conv2d:
-    case Op::depthwise_conv2d:
-      return Kind::forward;
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-    case Op::depthwise_conv2d_backprop_input:
-      return Kind::backward_data;
-    case Op::conv2d_backprop_filter:
-    case Op::depthwise_conv2d_backprop_filter:
-      return Kind::backward_filter;
-  }
-  return Kind::forward;
-}
-
-const char* kind_name(Kind k) {
+const char* kind_name(OpKind k) {
   switch (k) {
-    case Kind::forward:
+    case OpKind::forward:
       return "fwd";
-    case Kind::backward_data:
+    case OpKind::backward_data:
       return "bwd_data";
-    case Kind::backward_filter:
+    case OpKind::backward_filter:
       return "bwd_filter";
   }
   return "?";
@@ -306,28 +288,28 @@ const char* bwd_filter_algo_name(int a) {
       "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED", "FFT_TILING"};
   return a >= 0 && a < 7 ? names[a] : "?";
 }
-const char* algo_name(Kind k, int a) {
+const char* algo_name(OpKind k, int a) {
   switch (k) {
-    case Kind::forward:
+    case OpKind::forward:
       return fwd_algo_name(a);
-    case Kind::backward_data:
+    case OpKind::backward_data:
       return bwd_data_algo_name(a);
-    case Kind::backward_filter:
+    case OpKind::backward_filter:
       return bwd_filter_algo_name(a);
   }
   return "?";
 }
 
 // The algorithms whose error the inner-product model bounds (header comment).
-bool inner_product_algo(Kind k, int a) {
+bool inner_product_algo(OpKind k, int a) {
   switch (k) {
-    case Kind::forward:
+    case OpKind::forward:
       return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
              a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
              a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
-    case Kind::backward_data:
+    case OpKind::backward_data:
       return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-    case Kind::backward_filter:
+    case OpKind::backward_filter:
       return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 || a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
              a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
   }
@@ -601,7 +583,7 @@ class CudnnBackend final : public Backend {
     stage(v->ws, L.ws, dt, es, where, ctx);
 
     // Algorithms: cuDNN's ranking, admitted ones only, deterministic first; the first that runs.
-    const Kind kind = kind_of(p.op);
+    const OpKind kind = op_kind(p.op);
     struct Candidate {
       int algo;
       bool deterministic;
@@ -625,7 +607,7 @@ class CudnnBackend final : public Backend {
     };
     cudnnHandle_t h = context().handle;
     switch (kind) {
-      case Kind::forward: {
+      case OpKind::forward: {
         int max = 0, got = 0;
         CONVCHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount, (h, &max), where);
         std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(max, 1)));
@@ -635,7 +617,7 @@ class CudnnBackend final : public Backend {
           consider(perf[i].algo, perf[i].status, perf[i].determinism, perf[i].mathType);
         break;
       }
-      case Kind::backward_data: {
+      case OpKind::backward_data: {
         int max = 0, got = 0;
         CONVCHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount, (h, &max), where);
         std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(
@@ -646,7 +628,7 @@ class CudnnBackend final : public Backend {
           consider(perf[i].algo, perf[i].status, perf[i].determinism, perf[i].mathType);
         break;
       }
-      case Kind::backward_filter: {
+      case OpKind::backward_filter: {
         int max = 0, got = 0;
         CONVCHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, (h, &max), where);
         std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(
@@ -662,12 +644,12 @@ class CudnnBackend final : public Backend {
     // trial run decides, so a heuristics quirk (e.g. entries only for tensor-op math) cannot make
     // a runnable problem unsupported.
     const std::vector<Candidate> fallback =
-        kind == Kind::forward
+        kind == OpKind::forward
             ? std::vector<Candidate>{{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, true,
                                       false},
                                      {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, true, false},
                                      {CUDNN_CONVOLUTION_FWD_ALGO_GEMM, true, false}}
-        : kind == Kind::backward_data
+        : kind == OpKind::backward_data
             ? std::vector<Candidate>{{CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, true, false},
                                      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_0, false, false}}
             : std::vector<Candidate>{{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, true, false},
@@ -686,19 +668,19 @@ class CudnnBackend final : public Backend {
       try {
         std::size_t bytes = 0;
         switch (kind) {
-          case Kind::forward:
+          case OpKind::forward:
             CONVCHECK_CUDNN(cudnnGetConvolutionForwardWorkspaceSize,
                             (h, v->x.d, v->w.d, v->conv.d, v->y.d,
                              static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), &bytes),
                             where);
             break;
-          case Kind::backward_data:
+          case OpKind::backward_data:
             CONVCHECK_CUDNN(cudnnGetConvolutionBackwardDataWorkspaceSize,
                             (h, v->w.d, v->y.d, v->conv.d, v->x.d,
                              static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), &bytes),
                             where);
             break;
-          case Kind::backward_filter:
+          case OpKind::backward_filter:
             CONVCHECK_CUDNN(cudnnGetConvolutionBackwardFilterWorkspaceSize,
                             (h, v->x.d, v->y.d, v->conv.d, v->w.d,
                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), &bytes),
@@ -778,8 +760,8 @@ class CudnnBackend final : public Backend {
       transform(p.dtype, s.user_view, user, s.conv_view, s.interior(), ctx);
       return s.buffer->data();
     };
-    switch (kind_of(p.op)) {
-      case Kind::forward: {
+    switch (op_kind(p.op)) {
+      case OpKind::forward: {
         const void* x = stage_in(v.xs, ptr.input);
         const void* w = stage_in(v.ws, ptr.filter);
         void* y = v.ys.staged ? v.ys.buffer->data() : ptr.result;
@@ -791,7 +773,7 @@ class CudnnBackend final : public Backend {
         if (v.ys.staged) transform(p.dtype, v.ys.conv_view, y, v.ys.user_view, ptr.result, ctx);
         break;
       }
-      case Kind::backward_data: {
+      case OpKind::backward_data: {
         const void* w = stage_in(v.ws, ptr.filter);
         const void* dy = stage_in(v.ys, ptr.out_backprop);
         void* dx = v.xs.staged ? v.xs.buffer->data() : ptr.result;
@@ -804,7 +786,7 @@ class CudnnBackend final : public Backend {
           transform(p.dtype, v.xs.conv_view, v.xs.interior(), v.xs.user_view, ptr.result, ctx);
         break;
       }
-      case Kind::backward_filter: {
+      case OpKind::backward_filter: {
         const void* x = stage_in(v.xs, ptr.input);
         const void* dy = stage_in(v.ys, ptr.out_backprop);
         void* dw = v.ws.staged ? v.ws.buffer->data() : ptr.result;

@@ -341,17 +341,13 @@ std::vector<double> compute(const Problem& p, const Geometry& g, Bug bug,
                             const CanonicalOperands& c, uint64_t run_seed) {
   const Law law = make_law(p, g, bug);
   const Accumulation mode = accumulation_for(bug, p.dtype);
-  switch (p.op) {
-    case Op::conv2d:
-    case Op::depthwise_conv2d:
+  switch (op_kind(p.op)) {
+    case OpKind::forward:
       return evaluate(Forward{law, c.input.data(), c.filter.data()}, p.dtype, mode, run_seed);
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-    case Op::depthwise_conv2d_backprop_input:
+    case OpKind::backward_data:
       return evaluate(BackpropInput{law, c.filter.data(), c.out_backprop.data()}, p.dtype, mode,
                       run_seed);
-    case Op::conv2d_backprop_filter:
-    case Op::depthwise_conv2d_backprop_filter:
+    case OpKind::backward_filter:
       return evaluate(BackpropFilter{law, c.input.data(), c.out_backprop.data()}, p.dtype, mode,
                       run_seed);
   }

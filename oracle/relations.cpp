@@ -286,9 +286,7 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
   // Depthwise = grouped conv with G = C: the RSCM filter is the HWIO filter [KH,KW,1,C*M].
   if (is_depthwise(p.op)) {
     Problem q = p;
-    q.op = p.op == Op::depthwise_conv2d                  ? Op::conv2d
-           : p.op == Op::depthwise_conv2d_backprop_input ? Op::conv2d_backprop_input
-                                                         : Op::conv2d_backprop_filter;
+    q.op = grouped_equivalent(p.op);
     q.filter = {g.KH, g.KW, 1, g.C * g.M};
     if (g.C == 0) {
       out.push_back(not_applicable("metamorphic:depthwise_grouped", "C = 0 has no grouped conv"));

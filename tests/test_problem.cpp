@@ -3,6 +3,7 @@
 // B §2.1, §2.5, §2.6) with the numbers worked out by hand from the shapes.
 #define BOOST_TEST_MODULE problem
 #include <boost/test/unit_test.hpp>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -342,3 +343,27 @@ BOOST_AUTO_TEST_CASE(cpu_and_gpu_kernels) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Which library call implements each op, and the grouped op each depthwise op equals (spec A: the
+// adjoint triple; depthwise = grouped conv with G = C), written out per op.
+BOOST_AUTO_TEST_CASE(op_kind_and_grouped_equivalent) {
+  struct Row {
+    Op op;
+    OpKind kind;
+    Op grouped;
+  };
+  const Row rows[] = {
+      {Op::conv2d, OpKind::forward, Op::conv2d},
+      {Op::conv2d_backprop_input, OpKind::backward_data, Op::conv2d_backprop_input},
+      {Op::conv2d_backprop_filter, OpKind::backward_filter, Op::conv2d_backprop_filter},
+      {Op::conv2d_transpose, OpKind::backward_data, Op::conv2d_transpose},
+      {Op::depthwise_conv2d, OpKind::forward, Op::conv2d},
+      {Op::depthwise_conv2d_backprop_input, OpKind::backward_data, Op::conv2d_backprop_input},
+      {Op::depthwise_conv2d_backprop_filter, OpKind::backward_filter, Op::conv2d_backprop_filter},
+  };
+  BOOST_TEST(std::size(rows) == std::size(kAllOps));
+  for (const Row& r : rows) {
+    BOOST_TEST((op_kind(r.op) == r.kind), op_name(r.op));
+    BOOST_TEST((grouped_equivalent(r.op) == r.grouped), op_name(r.op));
+  }
+}
