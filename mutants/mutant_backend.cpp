@@ -165,11 +165,15 @@ class MutantBackend : public Backend {
              TensorView result) const {
     const int64_t n = static_cast<int64_t>(values.size());
     const std::size_t w = dtype_size(p.dtype);
-    unsigned char* last = n > 0 ? static_cast<unsigned char*>(result.data) + (n - 1) * w : nullptr;
-    std::vector<unsigned char> kept(last ? last : nullptr, last ? last + w : nullptr);
+    // unwritten_tail: the last element in storage is never written, so its bytes stay as they were.
+    unsigned char* last = nullptr;
+    std::vector<unsigned char> kept;
+    if (bug_ == Bug::unwritten_tail && n > 0) {
+      last = static_cast<unsigned char*>(result.data) + (n - 1) * w;
+      kept.assign(last, last + w);
+    }
     store_canonical(values, logical_shape(g, r), reads_nchw(p, r), result);
-    // The last element in storage is never written: its bytes are as they were before.
-    if (bug_ == Bug::unwritten_tail && last) std::copy(kept.begin(), kept.end(), last);
+    if (last) std::copy(kept.begin(), kept.end(), last);
     if (bug_ == Bug::oob_write && result.data != nullptr) {
       // One element past the end, complemented so the write is visible whatever was there.
       unsigned char* past = static_cast<unsigned char*>(result.data) + n * dtype_size(p.dtype);

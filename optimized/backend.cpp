@@ -409,9 +409,8 @@ void register_optimized_backend(Registry& registry) {
   // (InvalidArgument, exit 2), rather than silently running other kernels than asked for.
   registry.add("optimized",
                "OpenMP-blocked CPU backend: implicit GEMM (stride phases for backprop input), "
-               "in-place backprop filter tiles, vectorised depthwise; " +
-                   std::string(opt::isa_name(opt::active_isa())) +
-                   " kernels; f16/bf16 accumulate in f32; deterministic",
+               "in-place backprop filter tiles, vectorised depthwise; kernels for the widest ISA "
+               "the CPU runs (list: `kernels`); f16/bf16 accumulate in f32; deterministic",
                [](const std::string&) {
                  const Status s = opt::isa_request();
                  if (!s.ok()) throw InvalidArgument("optimized: " + s.reason());

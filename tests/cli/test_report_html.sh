@@ -17,15 +17,7 @@ if [ -z "$BROWSER" ]; then
   echo "SKIPPED: no headless browser: chromium is not installed (bash scripts/install-deps.sh installs it)"
   exit 77
 fi
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*"
-}
+. "$(dirname "$0")/../lib.sh"  # $T, ok, bad
 
 cat >"$T/suite.txt" <<'EOF'
 conv2d:input=1x5x5x2,filter=2x2x2x2,padding=SAME

@@ -13,15 +13,7 @@
 #   test_run.sh /path/to/convcheck
 set -u
 CC=${1:?usage: test_run.sh CONVCHECK}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*"
-}
+. "$(dirname "$0")/../lib.sh"  # $T, ok, bad
 # expect CODE NEEDLE -- ARGS...: convcheck ARGS exits CODE with NEEDLE in stdout+stderr.
 expect() {
   local code=$1 needle=$2

@@ -23,15 +23,7 @@ expected=${2:?}
 cc=${3:?}
 test_optimized=${4:?}
 repo=${5:?}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*"
-}
+. "$(dirname "$0")/../lib.sh"  # $T, ok, bad
 
 launcher=()
 if [ "$model" != native ]; then
