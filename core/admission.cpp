@@ -166,18 +166,14 @@ const char* admission_kind_name(Admission::Kind k) {
 
 TfAdmission tf_admission(const Problem& p) {
   const Geometry g = geometry(p);
-  switch (p.op) {
-    case Op::conv2d:
+  if (is_depthwise(p.op)) return depthwise(p, g);
+  switch (op_kind(p.op)) {
+    case OpKind::forward:
       return conv2d(p, g);
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
+    case OpKind::backward_data:
       return backprop_input(p, g);
-    case Op::conv2d_backprop_filter:
+    case OpKind::backward_filter:
       return backprop_filter(p, g);
-    case Op::depthwise_conv2d:
-    case Op::depthwise_conv2d_backprop_input:
-    case Op::depthwise_conv2d_backprop_filter:
-      return depthwise(p, g);
   }
   return {};
 }

@@ -10,29 +10,12 @@ namespace convcheck {
 
 namespace {
 
-struct OpInfo {
-  Op op;
-  const char* name;
-  const char* tf_name;
-};
-constexpr OpInfo kOps[] = {
-    {Op::conv2d, "conv2d", "Conv2D"},
-    {Op::conv2d_backprop_input, "conv2d_backprop_input", "Conv2DBackpropInput"},
-    {Op::conv2d_backprop_filter, "conv2d_backprop_filter", "Conv2DBackpropFilter"},
-    {Op::conv2d_transpose, "conv2d_transpose", "conv2d_transpose"},
-    {Op::depthwise_conv2d, "depthwise_conv2d", "DepthwiseConv2dNative"},
-    {Op::depthwise_conv2d_backprop_input, "depthwise_conv2d_backprop_input",
-     "DepthwiseConv2dNativeBackpropInput"},
-    {Op::depthwise_conv2d_backprop_filter, "depthwise_conv2d_backprop_filter",
-     "DepthwiseConv2dNativeBackpropFilter"},
-};
-
 constexpr const char* kKeys[] = {"input",   "filter", "stride", "dilation",
                                  "padding", "format", "dtype"};
 
 std::string join_ops() {
   std::string s;
-  for (const OpInfo& o : kOps) s += (s.empty() ? "" : ", ") + std::string(o.name);
+  for (const OpTraits& o : kOpTraits) s += (s.empty() ? "" : ", ") + std::string(o.name);
   return s;
 }
 
@@ -191,37 +174,6 @@ Window windowed_output(const std::string& label, int64_t in, int64_t k, int64_t 
 }
 
 }  // namespace
-
-const char* op_name(Op op) {
-  for (const OpInfo& o : kOps) {
-    if (o.op == op) return o.name;
-  }
-  return "?";
-}
-
-const char* op_tf_name(Op op) {
-  for (const OpInfo& o : kOps) {
-    if (o.op == op) return o.tf_name;
-  }
-  return "?";
-}
-
-std::optional<Op> parse_op(std::string_view s) {
-  for (const OpInfo& o : kOps) {
-    if (s == o.name) return o.op;
-  }
-  return std::nullopt;
-}
-
-bool is_depthwise(Op op) {
-  return op == Op::depthwise_conv2d || op == Op::depthwise_conv2d_backprop_input ||
-         op == Op::depthwise_conv2d_backprop_filter;
-}
-
-bool op_takes_dtype(Op op, DType t) {
-  if (t != DType::i32) return true;
-  return op == Op::conv2d || op == Op::conv2d_backprop_input || op == Op::conv2d_transpose;
-}
 
 const char* format_name(Format f) {
   return f == Format::NHWC ? "NHWC" : "NCHW";
@@ -497,71 +449,6 @@ Geometry geometry(const Problem& p) {
     }
   }
   return g;
-}
-
-const char* role_name(Role r) {
-  switch (r) {
-    case Role::input:
-      return "input";
-    case Role::filter:
-      return "filter";
-    case Role::out_backprop:
-      return "out_backprop";
-  }
-  return "?";
-}
-
-OpIO op_io(Op op) {
-  switch (op) {
-    case Op::conv2d:
-    case Op::depthwise_conv2d:
-      return {Role::input, Role::filter, Role::out_backprop};
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-    case Op::depthwise_conv2d_backprop_input:
-      return {Role::filter, Role::out_backprop, Role::input};
-    case Op::conv2d_backprop_filter:
-    case Op::depthwise_conv2d_backprop_filter:
-      return {Role::input, Role::out_backprop, Role::filter};
-  }
-  return {Role::input, Role::filter, Role::out_backprop};
-}
-
-OpKind op_kind(Op op) {
-  switch (op_io(op).result_like) {
-    case Role::input:
-      return OpKind::backward_data;
-    case Role::filter:
-      return OpKind::backward_filter;
-    case Role::out_backprop:
-      break;
-  }
-  return OpKind::forward;
-}
-
-Op grouped_equivalent(Op op) {
-  if (!is_depthwise(op)) return op;
-  switch (op_kind(op)) {
-    case OpKind::forward:
-      return Op::conv2d;
-    case OpKind::backward_data:
-      return Op::conv2d_backprop_input;
-    case OpKind::backward_filter:
-      break;
-  }
-  return Op::conv2d_backprop_filter;
-}
-
-const char* result_name(Op op) {
-  switch (op_io(op).result_like) {
-    case Role::input:
-      return "input_backprop";
-    case Role::filter:
-      return "filter_backprop";
-    case Role::out_backprop:
-      return "output";
-  }
-  return "?";
 }
 
 std::array<int64_t, 4> logical_shape(const Geometry& g, Role r) {

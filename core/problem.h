@@ -18,33 +18,10 @@
 #include <string_view>
 
 #include "core/dtype.h"
+#include "core/op_traits.h"
 #include "core/tensor.h"
 
 namespace convcheck {
-
-enum class Op {
-  conv2d,
-  conv2d_backprop_input,
-  conv2d_backprop_filter,
-  conv2d_transpose,
-  depthwise_conv2d,
-  depthwise_conv2d_backprop_input,
-  depthwise_conv2d_backprop_filter,
-};
-inline constexpr Op kAllOps[] = {Op::conv2d,
-                                 Op::conv2d_backprop_input,
-                                 Op::conv2d_backprop_filter,
-                                 Op::conv2d_transpose,
-                                 Op::depthwise_conv2d,
-                                 Op::depthwise_conv2d_backprop_input,
-                                 Op::depthwise_conv2d_backprop_filter};
-const char* op_name(Op op);
-std::optional<Op> parse_op(std::string_view s);
-bool is_depthwise(Op op);
-/// TF's op name ("Conv2DBackpropInput", ...), for messages about TF.
-const char* op_tf_name(Op op);
-/// Whether TF's op definition takes this dtype (int32: conv2d, backprop input, transpose only).
-bool op_takes_dtype(Op op, DType t);
 
 enum class PaddingKind { VALID, SAME, EXPLICIT };
 enum class Format { NHWC, NCHW };
@@ -111,26 +88,6 @@ inline constexpr int64_t kMaxExtent = int64_t{1} << 60;
 /// effective filter sizes and padded sizes are at most kMaxExtent; anything else is refused with a
 /// message. Whether the tensors fit in memory is a separate question: core/limits.h.
 Geometry geometry(const Problem& p);
-
-/// The three operand roles, in TF's words (design §3).
-enum class Role { input, filter, out_backprop };
-const char* role_name(Role r);
-
-/// What an op reads and writes: two roles in, one result whose shape is that of `result_like`.
-struct OpIO {
-  Role a, b;
-  Role result_like;
-};
-OpIO op_io(Op op);
-/// A short name for the result ("output", "input_backprop", "filter_backprop").
-const char* result_name(Op op);
-/// Which of the three convolutions an op is, i.e. which library call implements it (oneDNN's and
-/// cuDNN's forward / backward data / backward weights): the role its result is shaped like.
-enum class OpKind { forward, backward_data, backward_filter };
-OpKind op_kind(Op op);
-/// The dense op with the same maths as a depthwise op, with groups G = C and the RSCM filter read
-/// as HWIO [KH, KW, 1, C*M]; a dense op itself.
-Op grouped_equivalent(Op op);
 
 /// A role's shape in logical order: [N,H,W,C] for activations (out_backprop = the forward output
 /// [N,OH,OW,O]), the filter as given.

@@ -133,23 +133,21 @@ inline bool tiled_applies(const Problem& pr) {
 inline bool tiled_pays(const Problem& pr, const Geometry& g) {
   const int64_t Og = g.O / g.G, taps = g.KH * g.KW;
   int64_t cols = 0, red = 0;
-  switch (pr.op) {
-    case Op::conv2d:
+  if (is_depthwise(pr.op)) return false;
+  switch (op_kind(pr.op)) {
+    case OpKind::forward:
       cols = Og;
       red = taps * g.Cf;
       break;
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
+    case OpKind::backward_data:
       if (g.sh * g.sw > kMaxTiledPhases) return false;  // mostly empty phases: the gather wins
       cols = g.Cf;
       red = std::max<int64_t>(1, taps / (g.sh * g.sw)) * Og;
       break;
-    case Op::conv2d_backprop_filter:
+    case OpKind::backward_filter:
       cols = Og;
       red = g.N * g.OH * g.OW;
       break;
-    default:
-      return false;
   }
   const double fmas = static_cast<double>(g.N) * g.OH * g.OW * taps * g.Cf * g.O;
   return cols >= kMinTiledSide && red >= kMinTiledSide &&

@@ -344,26 +344,37 @@ BOOST_AUTO_TEST_CASE(cpu_and_gpu_kernels) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// Which library call implements each op, and the grouped op each depthwise op equals (spec A: the
-// adjoint triple; depthwise = grouped conv with G = C), written out per op.
-BOOST_AUTO_TEST_CASE(op_kind_and_grouped_equivalent) {
+// Which library call implements each op, the grouped op each depthwise op equals and the adjoint
+// triple it belongs to (spec A: <conv2d(x,w),dy> = <x,bpi(w,dy)> = <w,bpf(x,dy)>; depthwise =
+// grouped conv with G = C), written out per op rather than read back from core/op_traits.h.
+BOOST_AUTO_TEST_CASE(op_kind_grouped_equivalent_and_triple) {
   struct Row {
     Op op;
     OpKind kind;
     Op grouped;
+    Op fwd, bpi, bpf;  // its adjoint triple
   };
+  constexpr Op c = Op::conv2d, ci = Op::conv2d_backprop_input, cf = Op::conv2d_backprop_filter;
+  constexpr Op d = Op::depthwise_conv2d, di = Op::depthwise_conv2d_backprop_input,
+               df = Op::depthwise_conv2d_backprop_filter;
+  // clang-format off
   const Row rows[] = {
-      {Op::conv2d, OpKind::forward, Op::conv2d},
-      {Op::conv2d_backprop_input, OpKind::backward_data, Op::conv2d_backprop_input},
-      {Op::conv2d_backprop_filter, OpKind::backward_filter, Op::conv2d_backprop_filter},
-      {Op::conv2d_transpose, OpKind::backward_data, Op::conv2d_transpose},
-      {Op::depthwise_conv2d, OpKind::forward, Op::conv2d},
-      {Op::depthwise_conv2d_backprop_input, OpKind::backward_data, Op::conv2d_backprop_input},
-      {Op::depthwise_conv2d_backprop_filter, OpKind::backward_filter, Op::conv2d_backprop_filter},
+      {c,                    OpKind::forward,         c,                    c, ci, cf},
+      {ci,                   OpKind::backward_data,   ci,                   c, ci, cf},
+      {cf,                   OpKind::backward_filter, cf,                   c, ci, cf},
+      {Op::conv2d_transpose, OpKind::backward_data,   Op::conv2d_transpose, c, ci, cf},
+      {d,                    OpKind::forward,         c,                    d, di, df},
+      {di,                   OpKind::backward_data,   ci,                   d, di, df},
+      {df,                   OpKind::backward_filter, cf,                   d, di, df},
   };
+  // clang-format on
   BOOST_TEST(std::size(rows) == std::size(kAllOps));
   for (const Row& r : rows) {
     BOOST_TEST((op_kind(r.op) == r.kind), op_name(r.op));
     BOOST_TEST((grouped_equivalent(r.op) == r.grouped), op_name(r.op));
+    BOOST_TEST((triple_member(r.op, OpKind::forward) == r.fwd), op_name(r.op));
+    BOOST_TEST((triple_member(r.op, OpKind::backward_data) == r.bpi), op_name(r.op));
+    BOOST_TEST((triple_member(r.op, OpKind::backward_filter) == r.bpf), op_name(r.op));
+    BOOST_TEST((parse_op(op_name(r.op)).value_or(Op::conv2d) == r.op), op_name(r.op));
   }
 }

@@ -150,18 +150,6 @@ std::string require(const po::variables_map& vm, const char* key, const char* wh
   return vm[key].as<std::string>();
 }
 
-const char* option_of(Role r) {
-  switch (r) {
-    case Role::input:
-      return "input";
-    case Role::filter:
-      return "filter";
-    case Role::out_backprop:
-      return "out-backprop";
-  }
-  return "?";
-}
-
 }  // namespace
 
 void register_builtin_backends() {
@@ -245,13 +233,13 @@ int cmd_compute(const Args& args) {
   const OpIO io = op_io(p.op);
   for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
     const bool reads = r == io.a || r == io.b;
-    if (reads && !vm.count(option_of(r))) {
+    if (reads && !vm.count(role_option(r))) {
       throw InvalidArgument(std::string(op_name(p.op)) + " reads " + role_name(io.a) + " and " +
-                            role_name(io.b) + ": missing --" + option_of(r));
+                            role_name(io.b) + ": missing --" + role_option(r));
     }
-    if (!reads && vm.count(option_of(r))) {
+    if (!reads && vm.count(role_option(r))) {
       throw InvalidArgument(std::string(op_name(p.op)) + " reads only " + role_name(io.a) +
-                            " and " + role_name(io.b) + ", but --" + option_of(r) + " was given");
+                            " and " + role_name(io.b) + ", but --" + role_option(r) + " was given");
     }
   }
 
@@ -272,7 +260,7 @@ int cmd_compute(const Args& args) {
   Operands ops;
   int k = 0;
   for (Role r : {io.a, io.b}) {
-    const std::string path = vm[option_of(r)].as<std::string>();
+    const std::string path = vm[role_option(r)].as<std::string>();
     tensors[k] = read_npy(path, storage_layout(p, r));
     if (tensors[k].dtype() != p.dtype) {
       throw InvalidArgument(std::string(role_name(r)) + ": file " + path + " has dtype " +

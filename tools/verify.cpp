@@ -23,18 +23,6 @@ namespace convcheck::cli {
 
 namespace {
 
-const char* flag_of(Role r) {
-  switch (r) {
-    case Role::input:
-      return "input";
-    case Role::filter:
-      return "filter";
-    case Role::out_backprop:
-      return "out-backprop";
-  }
-  return "?";
-}
-
 // The contract named `name` for results of dtype t; nullopt for an unknown name. `bitwise` is set
 // for "exact".
 std::optional<NumericContract> named_contract(const std::string& name, DType t, bool& bitwise) {
@@ -192,15 +180,15 @@ int cmd_verify(const Args& args) {
   for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
     const bool reads = r == io.a || r == io.b;
     if (!reads) {
-      if (vm.count(flag_of(r)))
+      if (vm.count(role_option(r)))
         std::cerr << "convcheck verify: note: " << op_name(p.op) << " does not read "
-                  << role_name(r) << "; --" << flag_of(r) << " ignored\n";
+                  << role_name(r) << "; --" << role_option(r) << " ignored\n";
       continue;
     }
-    if (!vm.count(flag_of(r)))
+    if (!vm.count(role_option(r)))
       throw InvalidArgument(std::string(op_name(p.op)) + " reads " + role_name(io.a) + " and " +
-                            role_name(io.b) + ": missing --" + flag_of(r));
-    const std::string path = vm[flag_of(r)].as<std::string>();
+                            role_name(io.b) + ": missing --" + role_option(r));
+    const std::string path = vm[role_option(r)].as<std::string>();
     Tensor t = read_npy(path, storage_layout(p, r));
     if (t.dtype() != p.dtype)
       throw InvalidArgument(std::string(role_name(r)) + ": file " + path + " has dtype " +
@@ -211,7 +199,7 @@ int cmd_verify(const Args& args) {
     tensors[slot] = std::move(t);
     views[slot] = view(std::as_const(tensors[slot]));
     ops.set(r, &views[slot]);
-    repro += std::string(" --") + flag_of(r) + " " + quote(path);
+    repro += std::string(" --") + role_option(r) + " " + quote(path);
     ++slot;
   }
   const Shape want = storage_shape(p, g, io.result_like);
