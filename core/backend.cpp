@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "core/half.h"
 
 namespace convcheck {
@@ -109,8 +110,36 @@ NumericContract UnavailableBackend::contract(const Problem&) const {
   return c;
 }
 
-void UnavailableBackend::run(const Problem&, const Geometry&, const Operands&, TensorView) {
+void UnavailableBackend::compute(const Problem&, const Geometry&, const Operands&, TensorView) {
   throw std::logic_error(name_ + " was run although unavailable: " + reason_().reason());
+}
+
+void check_run_arguments(const std::string& label, const Problem& p, const Geometry& g,
+                         const Operands& in, const TensorView& result) {
+  const OpIO io = op_io(p.op);
+  for (Role r : {io.a, io.b}) {
+    const ConstTensorView* v = in.get(r);
+    if (v == nullptr)
+      throw InvalidArgument(label + " reads '" + role_name(r) + "', which was not given");
+    if (v->dtype != p.dtype)
+      throw InvalidArgument(label + ": " + role_name(r) + " has dtype " + dtype_name(v->dtype) +
+                            ", expected " + dtype_name(p.dtype));
+    check_operand_shape(p, g, r, v->shape, role_name(r));
+    if (element_count(v->shape) > 0 && v->data == nullptr)
+      throw InvalidArgument(label + ": " + role_name(r) + " has no data");
+  }
+  const Shape want = storage_shape(p, g, io.result_like);
+  if (result.dtype != p.dtype || result.shape != want)
+    throw InvalidArgument(label + ": the " + result_name(p.op) + " buffer is " +
+                          dtype_name(result.dtype) + " " + shape_string(result.shape) +
+                          ", expected " + dtype_name(p.dtype) + " " + shape_string(want));
+  if (element_count(want) > 0 && result.data == nullptr)
+    throw InvalidArgument(label + ": the " + result_name(p.op) + " buffer has no data");
+}
+
+void Backend::run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) {
+  check_run_arguments(name() + ": " + op_name(p.op), p, g, in, result);
+  compute(p, g, in, result);
 }
 
 }  // namespace convcheck

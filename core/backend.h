@@ -87,10 +87,13 @@ class Backend {
   virtual Status available() const { return Status::Ok(); }
   virtual Status can_implement(const Problem& p) const = 0;
   virtual NumericContract contract(const Problem& p) const = 0;
-  /// Precondition: geometry(p) succeeded (g is its value), can_implement(p) is ok, the operands the
-  /// op reads and the result have the storage shapes of storage_shape(). Writes every result
-  /// element.
-  virtual void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) = 0;
+  /// Runs the op: checks once what every backend relies on (the two operands the op reads are given
+  /// with the problem's dtype and storage shapes, and data where they have elements; the result
+  /// buffer likewise), throwing InvalidArgument with the numbers ("optimized: conv2d: the output
+  /// buffer is f32 [1,2,2,3], expected f32 [1,2,2,4]"), then calls compute(). Precondition:
+  /// geometry(p) succeeded and g is its value; can_implement(p) is ok (not re-asked: for a library
+  /// comparator it builds a plan). Writes every result element.
+  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result);
 
   /// Device backends: the time of the last run()'s kernels measured on the device (events around
   /// them; transfers and allocation excluded), in milliseconds. Negative for host backends, which
@@ -113,7 +116,18 @@ class Backend {
     double bandwidth_gbs = 0;
   };
   virtual DevicePeaks device_peaks() { return {}; }
+
+ private:
+  /// The backend's kernel (TF's OpKernel::Compute): run() has checked the operands and the result
+  /// against the problem, so a backend never validates them again.
+  virtual void compute(const Problem& p, const Geometry& g, const Operands& in,
+                       TensorView result) = 0;
 };
+
+/// run()'s checks, for callers that hold operands for a problem outside a backend; `label`
+/// prefixes every message.
+void check_run_arguments(const std::string& label, const Problem& p, const Geometry& g,
+                         const Operands& in, const TensorView& result);
 
 /// A backend this build or machine cannot run (no CUDA toolkit, no cuDNN, no oneDNN at build time,
 /// no device): available() and can_implement() give the reason, run() throws. The one stub class
@@ -128,9 +142,9 @@ class UnavailableBackend final : public Backend {
   Status available() const override { return reason_(); }
   Status can_implement(const Problem&) const override { return reason_(); }
   NumericContract contract(const Problem&) const override;
-  void run(const Problem&, const Geometry&, const Operands&, TensorView) override;
 
  private:
+  void compute(const Problem&, const Geometry&, const Operands&, TensorView) override;
   std::string name_;
   std::function<Status()> reason_;
 };

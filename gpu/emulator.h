@@ -85,7 +85,8 @@ class EmulatedGpu final : public Backend {
     const Geometry g = geometry(p);
     return plan_contract(make_plan(p, g, mode_, choice_), g);
   }
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in,
+               TensorView result) override {
     if (element_count(result.shape) == 0) return;
     Plan plan = make_plan(p, g, mode_, choice_);
     if (plant_) plant_(plan);

@@ -1,4 +1,4 @@
-// The CUDA backend ("gpu") and the cuDNN comparator ("cudnn"), design §4 and issue 5.
+// The CUDA backend ("gpu"), design §4 and issue 5 (the cuDNN comparator is in comparators/).
 //
 // Both are always registered. Where the project was built without a CUDA toolkit, or the machine
 // has no usable device or driver, they are registered as unavailable with the reason, so `list`,
@@ -14,8 +14,5 @@ namespace convcheck {
 
 /// Registers "gpu": all seven ops in every dtype and format on the device (gpu/*.cu).
 void register_gpu_backend(Registry& registry);
-/// Registers "cudnn": conv2d, backprop input, backprop filter and depthwise (groups) through cuDNN
-/// 9, FP32 math with TF32 off (gpu/cudnn.cpp).
-void register_cudnn_backend(Registry& registry);
 
 }  // namespace convcheck

@@ -1,5 +1,6 @@
-// Built when the project has no CUDA toolkit (CONVCHECK_CUDA=OFF, or AUTO without nvcc): "gpu" and
-// "cudnn" are registered as unavailable, with the reason, and no device code exists.
+// Built when the project has no CUDA toolkit (CONVCHECK_CUDA=OFF, or AUTO without nvcc): "gpu" is
+// registered as unavailable, with the reason (and "cudnn", in comparators/, gives the same one),
+// and no device code exists.
 #include <memory>
 #include <stdexcept>
 
@@ -35,13 +36,6 @@ void register_gpu_backend(Registry& registry) {
   registry.add("gpu-tf32", "CUDA backend in TF32 mode (unavailable: no CUDA toolkit at build time)",
                [](const std::string&) {
                  return std::make_unique<UnavailableBackend>("gpu-tf32", gpu::device_status);
-               });
-}
-
-void register_cudnn_backend(Registry& registry) {
-  registry.add("cudnn", "cuDNN 9 comparator (unavailable: no CUDA toolkit at build time)",
-               [](const std::string&) {
-                 return std::make_unique<UnavailableBackend>("cudnn", gpu::device_status);
                });
 }
 

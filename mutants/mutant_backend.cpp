@@ -110,7 +110,8 @@ class MutantBackend : public Backend {
     return c;
   }
 
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in,
+               TensorView result) override {
     const OpIO io = op_io(p.op);
     mutants::CanonicalOperands c;
     for (Role r : {io.a, io.b}) {
@@ -128,7 +129,7 @@ class MutantBackend : public Backend {
       }
     }
     check_result(p, g, io.result_like, result);
-    const std::vector<double> values = compute(p, g, bug_, c, g_run_counter.fetch_add(1) + 1);
+    const std::vector<double> values = mutants::compute(p, g, bug_, c, g_run_counter.fetch_add(1) + 1);
     store(p, g, io.result_like, values, result);
   }
 

@@ -434,7 +434,8 @@ class PluginBackend final : public Backend {
     return k;
   }
 
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in,
+               TensorView result) override {
     std::lock_guard<std::mutex> lock(mu_);
     const std::string d = to_string(p);
     pp::Request req = request(pp::Type::run, p, d);

@@ -22,7 +22,7 @@ class ReferenceBackend : public Backend {
     c.deterministic = true;
     return c;
   }
-  void run(const Problem& p, const Geometry&, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry&, const Operands& in, TensorView result) override {
     ReferenceResult r = reference_compute(p, in);
     if (r.result.bytes() > 0) std::memcpy(result.data, r.result.data(), r.result.bytes());
   }

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/gpu.h"
+#include "comparators/comparators.h"
 #include "oracle/oracle.h"
 #include "tests/cudnn_cases.h"
 

@@ -1,12 +1,12 @@
 #define BOOST_TEST_MODULE cudnn_layout
-// The layouts the "cudnn" comparator gives cuDNN (gpu/cudnn_layout.h: filter transposes, layout
-// changes, the explicit remainder of asymmetric padding, groups, depthwise as groups), checked on
-// every machine, with or without CUDA: each problem runs through a host model of cuDNN's three
-// convolutions (cross-correlation on packed NHWC/KRSC or NCHW/KCRS tensors, symmetric pads,
-// dilation, groups), with the staging copies made as gpu/cudnn.cpp's execute() makes them, and the
-// oracle holds the result to the exact reference (exact fill: bitwise). Both layouts cuDNN may be
-// given are run for every problem. What this cannot check is cuDNN itself: tests/test_cudnn.cpp
-// does that on a device.
+// The layouts the "cudnn" comparator gives cuDNN (comparators/cudnn_layout.h: filter transposes,
+// layout changes, the explicit remainder of asymmetric padding, groups, depthwise as groups),
+// checked on every machine, with or without CUDA: each problem runs through a host model of cuDNN's
+// three convolutions (cross-correlation on packed NHWC/KRSC or NCHW/KCRS tensors, symmetric pads,
+// dilation, groups), with the staging copies made as comparators/cudnn.cpp's execute() makes them,
+// and the oracle holds the result to the exact reference (exact fill: bitwise). Both layouts cuDNN
+// may be given are run for every problem. What this cannot check is cuDNN itself:
+// tests/test_cudnn.cpp does that on a device.
 #include <algorithm>
 #include <boost/test/data/monomorphic.hpp>
 #include <boost/test/data/test_case.hpp>
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/cudnn_layout.h"
+#include "comparators/cudnn_layout.h"
 #include "oracle/oracle.h"
 #include "tests/cudnn_cases.h"
 
@@ -74,7 +74,8 @@ void convolve(int kind, const Plan& L, const Geometry& g, Buffer& x, Buffer& w, 
 }
 
 // The comparator's run() with the model in place of the device: the same layout, the same
-// staging, the same order of copies as gpu/cudnn.cpp's execute(), for cuDNN seeing `format`.
+// staging, the same order of copies as comparators/cudnn.cpp's execute(), for cuDNN seeing
+// `format`.
 class ModelBackend final : public Backend {
  public:
   explicit ModelBackend(Format f) : format_(f) {}
@@ -90,7 +91,8 @@ class ModelBackend final : public Backend {
     c.u_out = p.dtype == DType::f64 ? 0 : std::ldexp(1.0, -float_format(p.dtype).precision);
     return c;
   }
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in,
+               TensorView result) override {
     const int64_t count = element_count(result.shape);
     auto load = [](const ConstTensorView* v) {
       Buffer b(static_cast<std::size_t>(v ? element_count(v->shape) : 0));
@@ -155,8 +157,8 @@ class ModelBackend final : public Backend {
 
 }  // namespace
 
-// The layouts, staging copies and padding remainders of gpu/cudnn_layout.h through the host model
-// of cuDNN, both layouts cuDNN may be given, every op: exact (bitwise) and real fills pass.
+// The layouts, staging copies and padding remainders of comparators/cudnn_layout.h through the host
+// model of cuDNN, both layouts cuDNN may be given, every op: exact (bitwise) and real fills pass.
 BOOST_DATA_TEST_CASE(layouts_through_a_host_model_of_cudnn_pass, bdata::make(f32_problems()),
                      text) {
   for (Format f : {Format::NHWC, Format::NCHW}) {

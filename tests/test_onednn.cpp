@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/onednn.h"
+#include "comparators/comparators.h"
 #include "oracle/oracle.h"
 
 using namespace convcheck;

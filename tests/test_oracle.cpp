@@ -37,7 +37,7 @@ class Twisted : public Backend {
   NumericContract contract(const Problem& p) const override {
     return contract_.name.empty() ? ref_->contract(p) : contract_;
   }
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
     ref_->run(p, g, in, out);
     twist_(p, out);
   }
@@ -189,8 +189,8 @@ BOOST_AUTO_TEST_CASE(out_of_bounds_unwritten_modified_crashed) {
   class Scribbler : public Twisted {
    public:
     Scribbler() : Twisted("scribble", [](const Problem&, TensorView&) {}) {}
-    void run(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
-      Twisted::run(p, g, in, out);
+    void compute(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
+      Twisted::compute(p, g, in, out);
       const ConstTensorView* f = in.filter;
       const_cast<float*>(static_cast<const float*>(f->data))[0] += 1;
     }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/onednn.h"
+#include "comparators/comparators.h"
 #include "gpu/gpu.h"
 #include "oracle/oracle.h"
 #include "plugins/abi.h"

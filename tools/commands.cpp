@@ -16,7 +16,7 @@
 #include <utility>
 
 #include "bench/harness.h"
-#include "bench/onednn.h"
+#include "comparators/comparators.h"
 #include "core/admission.h"
 #include "core/backend.h"
 #include "core/cpu.h"

@@ -1,5 +1,5 @@
-// How the "cudnn" comparator lays a problem out for cuDNN (gpu/cudnn.cpp's header comment), as
-// plain arithmetic with no CUDA or cuDNN in it, so that tests/test_cudnn.cpp can check it on any
+// How the "cudnn" comparator lays a problem out for cuDNN (comparators/cudnn.cpp's header comment),
+// as plain arithmetic with no CUDA or cuDNN in it, so that tests/test_cudnn.cpp can check it on any
 // machine: it runs the same layouts through a host model of cuDNN's convolutions and holds the
 // result to the exact reference.
 //

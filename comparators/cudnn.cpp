@@ -24,8 +24,8 @@
 // run times both (a warm-up and the best of three each, device events) and keeps the faster:
 // cuDNN's FP32 kernels are NCHW-first, and TF's own GPU path computes NHWC float convolutions in
 // NCHW when it does not use tensor cores. Smaller problems (the oracle's) never depend on timing.
-// The layout arithmetic is gpu/cudnn_layout.h, which tests/test_cudnn_layout.cpp checks on every
-// machine through a host model of cuDNN's convolutions.
+// The layout arithmetic is comparators/cudnn_layout.h, which tests/test_cudnn_layout.cpp checks on
+// every machine through a host model of cuDNN's convolutions.
 //
 // Padding. cuDNN pads symmetrically only: pad_h = min(top, bottom), pad_w = min(left, right).
 // What remains of an asymmetric pad (TF's SAME with an odd total, or explicit T:B:L:R) is made
@@ -86,8 +86,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "comparators/comparators.h"
 #include "gpu/device.h"
-#include "gpu/gpu.h"
 
 #ifdef CONVCHECK_HAVE_CUDNN
 #include <cudnn.h>
@@ -99,8 +99,8 @@
 #include <mutex>
 #include <vector>
 
+#include "comparators/cudnn_layout.h"
 #include "gpu/cuda_check.h"
-#include "gpu/cudnn_layout.h"
 #endif
 
 namespace convcheck {
@@ -246,10 +246,7 @@ const char* kind_name(OpKind k) {
   return "?";
 }
 
-bool any_empty(const Geometry& g) {
-  return role_elements(g, Role::input) == 0 || role_elements(g, Role::filter) == 0 ||
-         role_elements(g, Role::out_backprop) == 0;
-}
+using comparators::any_empty;
 
 using cudnn_layout::Layout;
 using cudnn_layout::Staging;
@@ -380,11 +377,8 @@ class CudnnBackend final : public Backend {
     const Status a = available();
     if (!a.ok()) return a;
     Geometry g;
-    try {
-      g = geometry(p);
-    } catch (const InvalidArgument& e) {  // callers may ask about derived problems first
-      return Status::Error(std::string("not a valid problem: ") + e.what());
-    }
+    const Status valid = comparators::geometry_or_reason(p, g);
+    if (!valid.ok()) return valid;
     if (any_empty(g)) return Status::Ok();  // the adapter writes TF's zeros (header comment)
     std::lock_guard<std::mutex> lock(context().mutex);
     try {
@@ -407,7 +401,8 @@ class CudnnBackend final : public Backend {
     return c;
   }
 
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in,
+               TensorView result) override {
     const std::string ctx = "cudnn: " + to_string(p);
     if (element_count(result.shape) == 0) {
       last_ms_ = 0;
@@ -417,11 +412,8 @@ class CudnnBackend final : public Backend {
     const Status a = available();
     if (!a.ok()) throw std::runtime_error("cudnn unavailable: " + a.reason());
     const OpIO io = op_io(p.op);
-    const ConstTensorView* va = in.get(io.a);
+    const ConstTensorView* va = in.get(io.a);  // both given: Backend::run checked them
     const ConstTensorView* vb = in.get(io.b);
-    if (!va || !vb)
-      throw InvalidArgument("cudnn: " + std::string(op_name(p.op)) + " needs " + role_name(io.a) +
-                            " and " + role_name(io.b));
     std::lock_guard<std::mutex> lock(context().mutex);
     gpu::DeviceTensor da(*va, ctx), db(*vb, ctx), dr(result, ctx);
     Ptrs ptrs;
@@ -552,7 +544,8 @@ class CudnnBackend final : public Backend {
     const std::size_t es = dtype_size(p.dtype);
     auto I = [](int64_t x) { return static_cast<int>(x); };  // in range: checked by plan_for
 
-    // Symmetric pads for cuDNN, the rest explicit; staging for layouts (gpu/cudnn_layout.h).
+    // Symmetric pads for cuDNN, the rest explicit; staging for layouts
+    // (comparators/cudnn_layout.h).
     const Layout L = cudnn_layout::layout_for(p, g, f);
     v->pad_copy = L.pad_copy;
 
@@ -843,13 +836,17 @@ const char kDescription[] =
     "cuDNN comparator: legacy convolution API, FP32 FMA math (TF32 off), deterministic "
     "inner-product algorithms by cuDNN's heuristics, depthwise as groups, TF layouts in and out";
 
-#else  // !CONVCHECK_HAVE_CUDNN
+#elif defined(CONVCHECK_HAVE_CUDA)  // a toolkit without cuDNN
 
 const char kNotFound[] =
     "built without cuDNN (cudnn.h or libcudnn was not found next to the CUDA toolkit at "
     "configure time)";
 
 const char kDescription[] = "cuDNN comparator (unavailable: built without cuDNN)";
+
+#else  // no CUDA toolkit: gpu::device_status() says so
+
+const char kDescription[] = "cuDNN 9 comparator (unavailable: no CUDA toolkit at build time)";
 
 #endif
 
@@ -859,9 +856,13 @@ void register_cudnn_backend(Registry& registry) {
 #ifdef CONVCHECK_HAVE_CUDNN
   registry.add("cudnn", kDescription,
                [](const std::string&) { return std::make_unique<CudnnBackend>(); });
-#else
+#elif defined(CONVCHECK_HAVE_CUDA)
   registry.add("cudnn", kDescription, [](const std::string&) {
     return std::make_unique<UnavailableBackend>("cudnn", kNotFound);
+  });
+#else
+  registry.add("cudnn", kDescription, [](const std::string&) {
+    return std::make_unique<UnavailableBackend>("cudnn", gpu::device_status);
   });
 #endif
 }

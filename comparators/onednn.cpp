@@ -53,11 +53,11 @@
 // element in memory as the pair's padding channel and multiply it by a zero weight, so a NaN there
 // reaches outputs no term connects it to; and bf16 treats subnormal operands as zero, so
 // subnormal * Inf gives NaN.
-#include "bench/onednn.h"
-
 #include <memory>
 #include <stdexcept>
 #include <string>
+
+#include "comparators/comparators.h"
 
 #ifdef CONVCHECK_HAVE_ONEDNN
 #include <omp.h>
@@ -80,10 +80,7 @@ namespace {
 
 #ifdef CONVCHECK_HAVE_ONEDNN
 
-bool any_empty(const Geometry& g) {
-  return role_elements(g, Role::input) == 0 || role_elements(g, Role::filter) == 0 ||
-         role_elements(g, Role::out_backprop) == 0;
-}
+using comparators::any_empty;
 
 using dnnl::memory;
 using Tag = memory::format_tag;
@@ -160,11 +157,8 @@ class OneDnnBackend : public Backend {
       return Status::Error(version_string() +
                            " has no int32 convolution (integer convolutions take s8/u8 operands)");
     Geometry g;
-    try {
-      g = geometry(p);
-    } catch (const InvalidArgument& e) {  // callers may ask about derived problems first
-      return Status::Error(std::string("not a valid problem: ") + e.what());
-    }
+    const Status valid = comparators::geometry_or_reason(p, g);
+    if (!valid.ok()) return valid;
     if (any_empty(g)) return Status::Ok();  // the adapter writes TF's zeros (header comment)
     std::lock_guard<std::mutex> lock(mutex_);
     try {
@@ -208,7 +202,8 @@ class OneDnnBackend : public Backend {
     return c;
   }
 
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) override {
+  void compute(const Problem& p, const Geometry& g, const Operands& in,
+               TensorView result) override {
     const int64_t result_elements = element_count(result.shape);
     if (result_elements == 0) return;
     if (any_empty(g)) {  // a sum of no terms (header comment)
@@ -216,11 +211,8 @@ class OneDnnBackend : public Backend {
       return;
     }
     const OpIO io = op_io(p.op);
-    const ConstTensorView* va = in.get(io.a);
+    const ConstTensorView* va = in.get(io.a);  // both given: Backend::run checked them
     const ConstTensorView* vb = in.get(io.b);
-    if (!va || !vb)
-      throw InvalidArgument("onednn: " + std::string(op_name(p.op)) + " needs " + role_name(io.a) +
-                            " and " + role_name(io.b));
     std::lock_guard<std::mutex> lock(mutex_);
     Plan& plan = plan_for(p, g);
     if (plan.variants.size() > 1) choose_fastest(plan, va->data, vb->data, result.data);
