@@ -105,6 +105,18 @@ std::string synopsis_of(const Command& c) {
   return s;
 }
 
+// The fills each --fill takes, one a line with its help (oracle/fills.h).
+std::string fill_help() {
+  std::string o;
+  for (const auto& [use, who] : {std::pair{kOracleFill, "check; a suite line's --fill F"},
+                                 std::pair{kOperandsFill, "operands"}}) {
+    o += std::string("\n--fill (") + who + "):\n";
+    for (const FillInfo& f : fills())
+      if (f.uses & use) o += "  " + (f.name + std::string(10, ' ')).substr(0, 10) + f.help + "\n";
+  }
+  return o;
+}
+
 std::string usage() {
   constexpr std::size_t kColumn = 41;
   std::string o = "usage: convcheck <command> [options]\n\ncommands:\n";
@@ -126,6 +138,7 @@ std::string usage() {
       summary.insert(nl + 1, kColumn, ' ');
     o += synopsis + summary + "\n";
   }
+  o += fill_help();
   std::string takers;
   for (const Command& c : kCommands)
     if (c.takes_max_bytes) takers += (takers.empty() ? "" : ", ") + std::string(c.name);
