@@ -1,7 +1,9 @@
-// Operand fills (design §6.1). Each element's value is a function of (seed, role, index) alone,
-// so fills are reproducible and independent of the thread count and of the order of filling.
+// Operand fills (design §6.1; the vocabulary and the two ramps: oracle/fills.h). Each element's
+// value is a function of (seed, role, index) alone, so fills are reproducible and independent of
+// the thread count and of the order of filling.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/hash.h"
 #include "oracle/internal.h"
@@ -41,46 +43,132 @@ int64_t longest_sum(const Geometry& g) {
   return std::max<int64_t>({fwd, bpi, bpf, 1});
 }
 
-double value(FillKind fill, DType t, Role r, Stream& s, int64_t i, int64_t range, double density) {
-  switch (fill) {
-    case FillKind::exact: {
-      // Thin input and out_backprop (never the filter): every product of the triple then keeps a
-      // factor from a thinned role.
-      if (density < 1 && r != Role::filter && s.uniform() >= density) return 0.0;
-      return static_cast<double>(s.integer(range));
-    }
-    case FillKind::real:
-      if (t == DType::i32) return static_cast<double>(static_cast<int32_t>(s.next()));
-      return s.normal();
-    case FillKind::cancel: {
-      if (t == DType::i32) return static_cast<double>(static_cast<int32_t>(s.next()));
-      const double big = t == DType::f16    ? 8
-                         : t == DType::bf16 ? 64
-                         : t == DType::f32  ? 1024
-                                            : 0x1p20;
-      return (s.next() & 1 ? 1 : -1) * (big + s.normal() * big / 16);
-    }
-    case FillKind::special: {
-      if (t == DType::i32) return static_cast<double>(static_cast<int32_t>(s.next()));
-      const double u = s.uniform();
-      if (u < 0.02) return NAN;
-      if (u < 0.04) return INFINITY;
-      if (u < 0.06) return -INFINITY;
-      if (u < 0.10)
-        return (s.next() & 1 ? 1 : -1) * min_subnormal(t) * static_cast<double>(1 + s.next() % 7);
-      if (u < 0.13) return -0.0;
-      return s.normal();
-    }
-    case FillKind::ramp: {
-      // TF's 1..n; 16-bit types wrap at the last exactly representable integer.
-      const int64_t wrap = t == DType::f16 ? 2048 : t == DType::bf16 ? 256 : INT64_MAX;
-      return static_cast<double>(i % wrap + 1);
-    }
-  }
-  return 0.0;
+// ---- the generators: one per row of kFills --------------------------------------------------
+
+double exact_value(const FillSite& x) {
+  // Thin input and out_backprop (never the filter): every product of the triple then keeps a
+  // factor from a thinned role.
+  Stream s(x.seed, x.role, x.index);
+  if (x.density < 1 && x.role != Role::filter && s.uniform() >= x.density) return 0.0;
+  return static_cast<double>(s.integer(x.range));
 }
 
+double real_value(const FillSite& x) {
+  Stream s(x.seed, x.role, x.index);
+  if (x.dtype == DType::i32) return static_cast<double>(static_cast<int32_t>(s.next()));
+  return s.normal();
+}
+
+double cancel_value(const FillSite& x) {
+  Stream s(x.seed, x.role, x.index);
+  const DType t = x.dtype;
+  if (t == DType::i32) return static_cast<double>(static_cast<int32_t>(s.next()));
+  const double big = t == DType::f16 ? 8 : t == DType::bf16 ? 64 : t == DType::f32 ? 1024 : 0x1p20;
+  return (s.next() & 1 ? 1 : -1) * (big + s.normal() * big / 16);
+}
+
+double special_value(const FillSite& x) {
+  Stream s(x.seed, x.role, x.index);
+  const DType t = x.dtype;
+  if (t == DType::i32) return static_cast<double>(static_cast<int32_t>(s.next()));
+  const double u = s.uniform();
+  if (u < 0.02) return NAN;
+  if (u < 0.04) return INFINITY;
+  if (u < 0.06) return -INFINITY;
+  if (u < 0.10)
+    return (s.next() & 1 ? 1 : -1) * min_subnormal(t) * static_cast<double>(1 + s.next() % 7);
+  if (u < 0.13) return -0.0;
+  return s.normal();
+}
+
+double ramp_value(const FillSite& x) {
+  // TF's 1..n; 16-bit types wrap at the last exactly representable integer.
+  const int64_t wrap = x.dtype == DType::f16 ? 2048 : x.dtype == DType::bf16 ? 256 : INT64_MAX;
+  return static_cast<double>(x.index % wrap + 1);
+}
+
+double ones_value(const FillSite&) {
+  return 1.0;
+}
+
+double ramp_unwrapped_value(const FillSite& x) {
+  return static_cast<double>(x.index + 1);
+}
+
+double random_value(const FillSite& x) {
+  // Element i of the SplitMix64 stream seeded with seed + role.
+  uint64_t state =
+      x.seed + static_cast<uint64_t>(x.role) + static_cast<uint64_t>(x.index) * kSplitMixGamma;
+  return static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 17) - 8);
+}
+
+// clang-format off
+const FillInfo kFills[] = {
+    {FillKind::exact,   "exact",   kOracleFill, "small integers: every partial sum exact, results bit for bit", exact_value},
+    {FillKind::real,    "real",    kOracleFill, "N(0,1) rounded into the dtype (int32: full-range integers)", real_value},
+    {FillKind::cancel,  "cancel",  kOracleFill, "large values of both signs: heavy cancellation", cancel_value},
+    {FillKind::special, "special", kOracleFill, "NaN, +-Inf, subnormals and -0 in a real background", special_value},
+    {FillKind::ramp,    "ramp",    kOracleFill, "TF's 1..n in storage order; f16/bf16 wrap at 2048/256 (exact integers)", ramp_value},
+    {FillKind::ones,    "ones",    kOperandsFill, "all 1 (TF's conv2d_transpose tests)", ones_value},
+    {FillKind::ramp_unwrapped, "ramp", kOperandsFill, "TF's np.arange(1, n+1) in storage order, as the dtype rounds it", ramp_unwrapped_value},
+    {FillKind::random,  "random",  kOperandsFill, "integers in [-8, 8] from the seed (and the role)", random_value},
+};
+// clang-format on
+
 }  // namespace
+
+}  // namespace convcheck::oracle_detail
+
+namespace convcheck {
+
+using oracle_detail::kFills;
+
+const std::vector<FillInfo>& fills() {
+  static const std::vector<FillInfo> all(std::begin(kFills), std::end(kFills));
+  return all;
+}
+
+const FillInfo& fill_info(FillKind f) {
+  for (const FillInfo& x : kFills)
+    if (x.kind == f) return x;
+  throw std::logic_error("fill_info: a FillKind without a row in kFills");
+}
+
+const char* fill_name(FillKind f) {
+  return fill_info(f).name;
+}
+
+std::optional<FillKind> parse_fill(std::string_view s, FillUse use) {
+  for (const FillInfo& x : kFills)
+    if ((x.uses & use) && s == x.name) return x.kind;
+  return std::nullopt;
+}
+
+std::string fill_names(FillUse use, const char* sep, const char* last) {
+  std::vector<const char*> names;
+  for (const FillInfo& x : kFills)
+    if (x.uses & use) names.push_back(x.name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? last : sep) + std::string(names[i]);
+  return out;
+}
+
+const std::vector<FillKind> kAllFills = [] {
+  std::vector<FillKind> out;
+  for (const FillInfo& x : oracle_detail::kFills)
+    if (x.uses & kOracleFill) out.push_back(x.kind);
+  return out;
+}();
+
+void fill_tensor(Tensor& t, FillKind f, Role r, uint64_t seed) {
+  const FillInfo& info = fill_info(f);
+  for (int64_t i = 0; i < t.size(); ++i) t.set(i, info.value({t.dtype(), r, i, seed}));
+}
+
+}  // namespace convcheck
+
+namespace convcheck::oracle_detail {
 
 int exact_bits(DType t, const std::vector<NumericContract>& contracts) {
   int bits = t == DType::i32 ? 31 : float_format(t).precision;
@@ -101,10 +189,8 @@ Roles make_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t
   Roles roles;
   for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
     Tensor t(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
-    for (int64_t i = 0; i < t.size(); ++i) {
-      Stream s(seed, r, i);
-      t.set(i, value(fill, p.dtype, r, s, i, range, density));
-    }
+    const FillInfo& f = fill_info(fill);
+    for (int64_t i = 0; i < t.size(); ++i) t.set(i, f.value({p.dtype, r, i, seed, range, density}));
     roles.get(r) = std::move(t);
   }
   return roles;

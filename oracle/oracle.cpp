@@ -13,28 +13,6 @@ namespace convcheck {
 
 using namespace oracle_detail;
 
-const char* fill_name(FillKind f) {
-  switch (f) {
-    case FillKind::exact:
-      return "exact";
-    case FillKind::real:
-      return "real";
-    case FillKind::cancel:
-      return "cancel";
-    case FillKind::special:
-      return "special";
-    case FillKind::ramp:
-      return "ramp";
-  }
-  return "?";
-}
-
-std::optional<FillKind> parse_fill(std::string_view s) {
-  for (FillKind f : kAllFills)
-    if (s == fill_name(f)) return f;
-  return std::nullopt;
-}
-
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::pass:

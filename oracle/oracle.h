@@ -25,22 +25,11 @@
 #include "core/backend.h"
 #include "core/problem.h"
 #include "core/tensor.h"
+#include "oracle/fills.h"
 
 namespace convcheck {
 
-/// How operands are filled (design §6.1). All are reproducible from the seed and independent of
-/// the thread count (each element's value is a hash of seed, role and index).
-enum class FillKind {
-  exact,    // small integers, sized so every partial sum is exact in the backends' accumulation
-  real,     // N(0,1) rounded into the dtype (int32: full-range integers, so sums wrap)
-  cancel,   // large values of both signs, heavy cancellation
-  special,  // a real background with NaN, +-Inf, subnormals and -0 sprinkled in
-  ramp,     // TF's 1..n pattern (storage order)
-};
-inline constexpr FillKind kAllFills[] = {FillKind::exact, FillKind::real, FillKind::cancel,
-                                         FillKind::special, FillKind::ramp};
-const char* fill_name(FillKind f);
-std::optional<FillKind> parse_fill(std::string_view s);
+// How operands are filled (FillKind, the vocabulary of fills): oracle/fills.h.
 
 struct Case {
   Problem problem;

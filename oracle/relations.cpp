@@ -1,6 +1,8 @@
 // Adjoint identities (design §6.4) and metamorphic relations (design §6.5), run on one backend.
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
@@ -128,7 +130,20 @@ Tensor scaled(const Tensor& t, double f) {
   return out;
 }
 
-// ---- the adjoint triple ----------------------------------------------------------------------
+Tensor copy_of(const Tensor& t) {
+  return with_shape(t, t.shape(), t.layout());
+}
+
+Roles copy_of(const Roles& r) {
+  Roles out;
+  for (Role s : {Role::input, Role::filter, Role::out_backprop}) out.get(s) = copy_of(r.get(s));
+  return out;
+}
+
+// ---- the adjoint triple (design §6.4) ---------------------------------------------------------
+//
+// The backend runs the other two ops of the triple on the case's operands (derive); each identity
+// of the table below compares two inner products <result, operand> accumulated exactly (compare).
 
 struct TripleOps {
   Op fwd, bpi, bpf;
@@ -146,28 +161,32 @@ bool same_maths(Op a, Op b) {
   return canon(a) == canon(b);
 }
 
-}  // namespace
+// One op of the triple: its result and reference, reusing the case's own.
+struct Member {
+  Op op = Op::conv2d;
+  Role pairs_with = Role::input;  // <result, operands[pairs_with]> is the inner product
+  const char* short_name = "";
+  bool have = false;
+  Tensor result;
+  ReferenceResult ref;
+};
+using Triple = std::array<Member, 3>;  // fwd, bpi, bpf
 
-std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx) {
+/// One identity <l, l.pairs_with> = <r, r.pairs_with>. Adding an identity is one row here.
+struct Identity {
+  int l, r;
+  bool implied_by_fwd;  // skipped when fwd ran: fwd=bpi and fwd=bpf already imply it
+};
+constexpr Identity kIdentities[] = {{0, 1, false}, {0, 2, false}, {1, 2, true}};
+
+// Runs (or reuses) each op of the triple; a member the backend cannot run leaves a record in `out`.
+Triple derive_triple(Backend& b, const RelationContext& ctx, std::vector<RelationResult>& out) {
   const Problem& p = ctx.c.problem;
   const TripleOps t = triple(p.op);
-  if (!all_finite(ctx.operands)) {
-    return {not_applicable("adjoint", "operands are not all finite (fill " +
-                                          std::string(fill_name(ctx.c.fill)) + ")")};
-  }
-  // Results and references of the three ops, reusing the case's own.
-  struct Member {
-    Op op = Op::conv2d;
-    Role pairs_with = Role::input;  // <result, operands[pairs_with]> is the inner product
-    bool have = false;
-    Tensor result;
-    ReferenceResult ref;
-  };
-  Member m[3];
-  m[0].op = t.fwd, m[0].pairs_with = Role::out_backprop;
-  m[1].op = t.bpi, m[1].pairs_with = Role::input;
-  m[2].op = t.bpf, m[2].pairs_with = Role::filter;
-  std::vector<RelationResult> out;
+  Triple m;
+  m[0].op = t.fwd, m[0].pairs_with = Role::out_backprop, m[0].short_name = "fwd";
+  m[1].op = t.bpi, m[1].pairs_with = Role::input, m[1].short_name = "bpi";
+  m[2].op = t.bpf, m[2].pairs_with = Role::filter, m[2].short_name = "bpf";
   for (Member& x : m) {
     Problem q = p;
     q.op = x.op;
@@ -179,9 +198,9 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
       continue;
     }
     if (same_maths(x.op, p.op)) {
-      x.result = with_shape(ctx.result, ctx.result.shape(), ctx.result.layout());
+      x.result = copy_of(ctx.result);
       x.ref = ReferenceResult{};
-      x.ref.result = with_shape(ctx.ref.result, ctx.ref.result.shape(), ctx.ref.result.layout());
+      x.ref.result = copy_of(ctx.ref.result);
       x.ref.exact_hi = ctx.ref.exact_hi;
       x.ref.exact_lo = ctx.ref.exact_lo;
       x.ref.magnitude = ctx.ref.magnitude;
@@ -189,8 +208,7 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
       x.have = true;
       continue;
     }
-    const std::string name = std::string("adjoint:") + op_name(x.op);
-    Derived d = run_derived(b, name, q, ctx.operands);
+    Derived d = run_derived(b, std::string("adjoint:") + op_name(x.op), q, ctx.operands);
     if (!d.ok) {
       out.push_back(d.failure);
       continue;
@@ -199,23 +217,31 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
     x.ref = reference_of(q, ctx.operands);
     x.have = true;
   }
+  return m;
+}
+
+// Why the identities cannot be judged: an exact result that overflows the dtype.
+std::optional<std::string> overflowing(const Triple& m) {
   for (const Member& x : m) {
     if (!x.have) continue;
     for (int64_t i = 0; i < x.ref.result.size(); ++i) {
-      if (!std::isfinite(x.ref.exact_hi[i]) || !std::isfinite(x.ref.result.get(i))) {
-        out.push_back(not_applicable(
-            "adjoint", std::string(op_name(x.op)) + "'s exact result overflows the dtype"));
-        return out;
-      }
+      if (!std::isfinite(x.ref.exact_hi[i]) || !std::isfinite(x.ref.result.get(i)))
+        return std::string(op_name(x.op)) + "'s exact result overflows the dtype";
     }
   }
-  const NumericContract& k = ctx.contract;
-  auto inner = [&](const Member& x, ExactAccumulator& acc, double sign, __int128* isum) {
+  return std::nullopt;
+}
+
+RelationResult compare_identity(const RelationContext& ctx, const Member& l, const Member& r) {
+  const DType dtype = ctx.c.problem.dtype;
+  ExactAccumulator acc;
+  __int128 isum = 0;
+  auto inner = [&](const Member& x, double sign) {
     const Tensor& other = ctx.operands.get(x.pairs_with);
     for (int64_t i = 0; i < other.size(); ++i) {
-      if (p.dtype == DType::i32) {
-        *isum += static_cast<__int128>(sign) * x.result.as<int32_t>()[i] *
-                 static_cast<int64_t>(other.as<int32_t>()[i]);
+      if (dtype == DType::i32) {
+        isum += static_cast<__int128>(sign) * x.result.as<int32_t>()[i] *
+                static_cast<int64_t>(other.as<int32_t>()[i]);
       } else {
         acc.add_product(x.result.get(i), sign * other.get(i));
       }
@@ -225,262 +251,352 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
     const Tensor& other = ctx.operands.get(x.pairs_with);
     double s = 0;
     for (int64_t i = 0; i < other.size(); ++i)
-      s += std::fabs(other.get(i)) * tau(k, x.ref, i, p.dtype);
+      s += std::fabs(other.get(i)) * tau(ctx.contract, x.ref, i, dtype);
     return s * (1 + 1e-10);
   };
-  const char* short_name[] = {"fwd", "bpi", "bpf"};
-  for (auto [l, r] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}}) {
-    if (!m[l].have || !m[r].have) continue;
-    if (l == 1 && m[0].have) continue;  // fwd=bpi and fwd=bpf already imply bpi=bpf
-    RelationResult rel;
-    rel.name = std::string("adjoint:") + short_name[l] + "=" + short_name[r];
-    ExactAccumulator acc;
-    __int128 isum = 0;
-    inner(m[l], acc, 1.0, &isum);
-    inner(m[r], acc, -1.0, &isum);
-    if (p.dtype == DType::i32) {
-      // Wrapping int32 is arithmetic modulo 2^32, a ring: the identity holds modulo 2^32.
-      rel.residual =
-          static_cast<double>(static_cast<uint32_t>(static_cast<unsigned __int128>(isum)));
-      rel.slack = 0;
-    } else {
-      rel.residual = std::fabs(acc.round_to(DType::f64));
-      rel.slack = ctx.bitwise ? 0.0 : slack(m[l]) + slack(m[r]);
+  RelationResult rel;
+  rel.name = std::string("adjoint:") + l.short_name + "=" + r.short_name;
+  inner(l, 1.0);
+  inner(r, -1.0);
+  if (dtype == DType::i32) {
+    // Wrapping int32 is arithmetic modulo 2^32, a ring: the identity holds modulo 2^32.
+    rel.residual = static_cast<double>(static_cast<uint32_t>(static_cast<unsigned __int128>(isum)));
+    rel.slack = 0;
+  } else {
+    rel.residual = std::fabs(acc.round_to(DType::f64));
+    rel.slack = ctx.bitwise ? 0.0 : slack(l) + slack(r);
+  }
+  rel.passed = rel.residual <= rel.slack;
+  rel.detail = std::string("|<") + l.short_name + "," + role_name(l.pairs_with) + "> - <" +
+               r.short_name + "," + role_name(r.pairs_with) + ">| = " + fmt(rel.residual) +
+               (dtype == DType::i32 ? " (mod 2^32)" : "") + ", slack " + fmt(rel.slack);
+  return rel;
+}
+
+// ---- metamorphic relations (design §6.5) ------------------------------------------------------
+//
+// Each relation is one row of kMetamorphic: whether it speaks about the case at all (`about`: no
+// record when not), why it cannot be checked here (`blocked`: a not-applicable record), the
+// derived runs (`derive`) and how a derived result is judged (`compare`; the default maps it back
+// with the derivation's `back` and demands equality with the case's result within 2 tau).
+
+/// One derived run: the backend runs `problem` on `operands` (the case's own when empty).
+struct Derivation {
+  std::string name;  // the record's name
+  Problem problem;
+  std::optional<Roles> operands;
+  std::function<Tensor(const Tensor&)> back;  // derived result -> the case's result (or null)
+  std::string what;                           // what holds, for the record's detail
+  Role role = Role::input;                    // the operand a per-role relation changed
+};
+
+struct Relation {
+  const char* name;
+  bool (*about)(const RelationContext&);
+  std::optional<std::string> (*blocked)(const RelationContext&);  // null: never blocked
+  std::vector<Derivation> (*derive)(const RelationContext&);
+  RelationResult (*compare)(const RelationContext&, const Derivation&, Tensor got);  // or null
+};
+
+bool always(const RelationContext&) {
+  return true;
+}
+
+RelationResult equal_within_bounds(const RelationContext& ctx, const Derivation& d, Tensor got) {
+  const Tensor mapped = d.back ? d.back(got) : std::move(got);
+  return judge(d.name,
+               compare_results(ctx.c.problem, ctx.g, ctx.result, mapped, &ctx.ref, ctx.contract,
+                               ctx.bitwise),
+               d.what);
+}
+
+// transpose: conv2d_transpose = backprop input (spec A.8).
+bool transpose_about(const RelationContext& ctx) {
+  const Op op = ctx.c.problem.op;
+  return op == Op::conv2d_backprop_input || op == Op::conv2d_transpose;
+}
+std::vector<Derivation> transpose_derive(const RelationContext& ctx) {
+  const Problem& p = ctx.c.problem;
+  Problem q = p;
+  q.op = p.op == Op::conv2d_transpose ? Op::conv2d_backprop_input : Op::conv2d_transpose;
+  return {{"metamorphic:transpose", q, std::nullopt, nullptr,
+           std::string(op_name(q.op)) + " equals " + op_name(p.op)}};
+}
+
+// depthwise_grouped: depthwise = grouped conv with G = C: the RSCM filter is the HWIO filter
+// [KH,KW,1,C*M].
+bool depthwise_about(const RelationContext& ctx) {
+  return is_depthwise(ctx.c.problem.op);
+}
+std::optional<std::string> depthwise_blocked(const RelationContext& ctx) {
+  if (ctx.g.C == 0) return "C = 0 has no grouped conv";
+  return std::nullopt;
+}
+std::vector<Derivation> depthwise_derive(const RelationContext& ctx) {
+  const Problem& p = ctx.c.problem;
+  const Geometry& g = ctx.g;
+  Problem q = p;
+  q.op = grouped_equivalent(p.op);
+  q.filter = {g.KH, g.KW, 1, g.C * g.M};
+  Roles ops;
+  ops.input = copy_of(ctx.operands.input);
+  ops.out_backprop = copy_of(ctx.operands.out_backprop);
+  ops.filter = with_shape(ctx.operands.filter, {g.KH, g.KW, 1, g.C * g.M}, Layout::HWIO);
+  const Tensor& result = ctx.result;
+  return {{"metamorphic:depthwise_grouped", q, std::move(ops),
+           [&result](const Tensor& t) { return with_shape(t, result.shape(), result.layout()); },
+           std::string("grouped ") + op_name(q.op) + " with G = C equals " + op_name(p.op)}};
+}
+
+// format: NCHW = NHWC transposed.
+std::vector<Derivation> format_derive(const RelationContext& ctx) {
+  const Problem& p = ctx.c.problem;
+  const Geometry& g = ctx.g;
+  Problem q = p;
+  q.format = p.format == Format::NHWC ? Format::NCHW : Format::NHWC;
+  Roles ops;
+  for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+    ops.get(r) = r == Role::filter ? copy_of(ctx.operands.filter)
+                                   : reformat(ctx.operands.get(r), logical_shape(g, r), q.format,
+                                              storage_layout(q, r));
+  }
+  auto back = [&ctx](const Tensor& t) {
+    const Role like = op_io(ctx.c.problem.op).result_like;
+    if (like == Role::filter) return copy_of(t);
+    return reformat(t, logical_shape(ctx.g, like), ctx.c.problem.format, ctx.result.layout());
+  };
+  return {
+      {"metamorphic:format", q, std::move(ops), back,
+       std::string(format_name(q.format)) + " equals " + format_name(p.format) + " transposed"}};
+}
+
+// same_explicit: SAME = EXPLICIT with SAME's split.
+bool same_about(const RelationContext& ctx) {
+  return ctx.c.problem.padding.kind == PaddingKind::SAME;
+}
+std::vector<Derivation> same_derive(const RelationContext& ctx) {
+  const Geometry& g = ctx.g;
+  Problem q = ctx.c.problem;
+  q.padding = {PaddingKind::EXPLICIT, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right};
+  return {{"metamorphic:same_explicit", q, std::nullopt, nullptr,
+           "SAME equals padding " + std::to_string(g.pad_top) + ":" + std::to_string(g.pad_bottom) +
+               ":" + std::to_string(g.pad_left) + ":" + std::to_string(g.pad_right)}};
+}
+
+// valid_padded: VALID on the zero-padded input = EXPLICIT.
+bool padded_about(const RelationContext& ctx) {
+  const Geometry& g = ctx.g;
+  return ctx.c.problem.padding.kind == PaddingKind::EXPLICIT &&
+         (g.pad_top || g.pad_bottom || g.pad_left || g.pad_right);
+}
+std::optional<std::string> padded_blocked(const RelationContext& ctx) {
+  // Padding taps are not terms, but a materialised zero is: 0 * NaN = NaN. The relation is a
+  // statement about finite data.
+  if (!all_finite(ctx.operands)) return "operands are not all finite";
+  return std::nullopt;
+}
+// Pads (an input, pad) or crops (an input-shaped result) between the case's [N,H,W,C] (problem p,
+// geometry g) and the padded [N,H',W',C], by p's padding: `from_g` is the geometry `from` has,
+// (to_p, to_g) the problem and geometry of the tensor made.
+Tensor pad_or_crop(const Tensor& from, const Problem& p, const Geometry& g, const Problem& to_p,
+                   const Geometry& to_g, const Geometry& from_g, bool pad) {
+  Tensor to(p.dtype, storage_shape(to_p, to_g, Role::input), storage_layout(to_p, Role::input));
+  const std::array<int64_t, 4> fs = logical_shape(from_g, Role::input),
+                               ts = logical_shape(to_g, Role::input);
+  auto index = [&](const std::array<int64_t, 4>& s, int64_t n, int64_t h, int64_t w, int64_t c) {
+    return activation_offset(s, p.format, n, h, w, c);
+  };
+  const std::size_t sz = dtype_size(p.dtype);
+  const std::array<int64_t, 4>& small = pad ? fs : ts;
+  for (int64_t n = 0; n < small[0]; ++n)
+    for (int64_t h = 0; h < small[1]; ++h)
+      for (int64_t w = 0; w < small[2]; ++w)
+        for (int64_t c = 0; c < small[3]; ++c) {
+          const int64_t hs = h + g.pad_top, ws = w + g.pad_left;
+          const int64_t src = pad ? index(fs, n, h, w, c) : index(fs, n, hs, ws, c);
+          const int64_t dst = pad ? index(ts, n, hs, ws, c) : index(ts, n, h, w, c);
+          std::memcpy(static_cast<char*>(to.data()) + dst * sz,
+                      static_cast<const char*>(from.data()) + src * sz, sz);
+        }
+  return to;
+}
+std::vector<Derivation> padded_derive(const RelationContext& ctx) {
+  const Problem& p = ctx.c.problem;
+  const Geometry& g = ctx.g;
+  Problem q = p;
+  q.padding = {};
+  q.input[1] = g.H + g.pad_top + g.pad_bottom;
+  q.input[2] = g.W + g.pad_left + g.pad_right;
+  const Geometry gq = geometry(q);
+  Roles ops;
+  ops.filter = copy_of(ctx.operands.filter);
+  ops.out_backprop = copy_of(ctx.operands.out_backprop);
+  ops.input = pad_or_crop(ctx.operands.input, p, g, q, gq, g, true);
+  auto back = [&ctx, gq](const Tensor& t) {
+    const Problem& p = ctx.c.problem;
+    if (op_io(p.op).result_like != Role::input) return copy_of(t);
+    return pad_or_crop(t, p, ctx.g, p, ctx.g, gq, false);
+  };
+  return {{"metamorphic:valid_padded", q, std::move(ops), back,
+           "VALID on the zero-padded input equals the explicit padding"}};
+}
+
+// linearity: f(2a, b) = 2 f(a, b) in each operand (exact scaling; int32 modulo 2^32).
+bool linearity_about(const RelationContext& ctx) {
+  return ctx.c.fill != FillKind::special;
+}
+std::optional<std::string> linearity_blocked(const RelationContext& ctx) {
+  const DType t = ctx.c.problem.dtype;
+  if (t == DType::i32) return std::nullopt;
+  // Keep 2 * result away from the dtype's overflow threshold.
+  const double limit = std::ldexp(1.0, float_format(t).max_exponent - 1);
+  for (double v : ctx.ref.magnitude)
+    if (!(v < limit)) return "2 x result could overflow the dtype";
+  return std::nullopt;
+}
+std::vector<Derivation> linearity_derive(const RelationContext& ctx) {
+  const OpIO io = op_io(ctx.c.problem.op);
+  std::vector<Derivation> out;
+  for (Role r : {io.a, io.b}) {
+    Roles ops;
+    for (Role s : {Role::input, Role::filter, Role::out_backprop}) {
+      const Tensor& t = ctx.operands.get(s);
+      ops.get(s) = s == r ? scaled(t, 2.0) : copy_of(t);
     }
-    rel.passed = rel.residual <= rel.slack;
-    rel.detail = std::string("|<") + short_name[l] + "," + role_name(m[l].pairs_with) + "> - <" +
-                 short_name[r] + "," + role_name(m[r].pairs_with) + ">| = " + fmt(rel.residual) +
-                 (p.dtype == DType::i32 ? " (mod 2^32)" : "") + ", slack " + fmt(rel.slack);
-    out.push_back(rel);
+    out.push_back({std::string("metamorphic:linearity_") + role_name(r), ctx.c.problem,
+                   std::move(ops), nullptr,
+                   std::string("f(2 ") + role_name(r) + ") equals 2 f(" + role_name(r) + ")", r});
+  }
+  return out;
+}
+RelationResult linearity_compare(const RelationContext& ctx, const Derivation& d, Tensor got) {
+  const Problem& p = ctx.c.problem;
+  // |f(a) - f(2a)/2| <= tau(a) + tau(2a)/2 = 2 tau(a): what compare_results allows. int32
+  // compares 2 f(a) with f(2a), modulo 2^32.
+  const Comparison c =
+      p.dtype == DType::i32
+          ? compare_results(p, ctx.g, scaled(ctx.result, 2.0), got, nullptr, ctx.contract, true)
+          : compare_results(p, ctx.g, ctx.result, scaled(got, 0.5), &ctx.ref, ctx.contract,
+                            ctx.bitwise);
+  return judge(d.name, c, d.what);
+}
+
+// nan_footprint: one NaN reaches exactly the elements the index law connects it to.
+bool nan_about(const RelationContext& ctx) {
+  return ctx.c.problem.dtype != DType::i32 && ctx.c.fill != FillKind::special;
+}
+std::optional<std::string> nan_blocked(const RelationContext& ctx) {
+  const Role r = op_io(ctx.c.problem.op).a;
+  if (ctx.operands.get(r).size() == 0 || ctx.result.size() == 0) return "empty operand or result";
+  return std::nullopt;
+}
+int64_t nan_at(const RelationContext& ctx, Role r) {  // the element that gets the NaN
+  return static_cast<int64_t>((ctx.c.seed * kSplitMixGamma >> 11) %
+                              static_cast<uint64_t>(ctx.operands.get(r).size()));
+}
+std::vector<Derivation> nan_derive(const RelationContext& ctx) {
+  const Role r = op_io(ctx.c.problem.op).a;
+  Roles ops = copy_of(ctx.operands);
+  ops.get(r).set(nan_at(ctx, r), NAN);
+  return {{"metamorphic:nan_footprint", ctx.c.problem, std::move(ops), nullptr, "", r}};
+}
+RelationResult nan_compare(const RelationContext& ctx, const Derivation& d, Tensor got) {
+  const Problem& p = ctx.c.problem;
+  const int64_t at = nan_at(ctx, d.role);
+  const ReferenceResult nref = reference_of(p, *d.operands);
+  const std::string where =
+      std::string("NaN at ") + role_name(d.role) + " element " + std::to_string(at);
+  RelationResult rel;
+  rel.name = d.name;
+  int64_t reached = 0;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const bool want = std::isnan(nref.result.get(i)), is = std::isnan(got.get(i));
+    reached += want;
+    if (want != is && rel.passed) {
+      rel.passed = false;
+      const auto c = result_coord(p, ctx.g, i);
+      rel.detail = where + ": result [" + std::to_string(c[0]) + "," + std::to_string(c[1]) + "," +
+                   std::to_string(c[2]) + "," + std::to_string(c[3]) + "] is " +
+                   (is ? "NaN but no term connects it" : "not NaN but a term connects it");
+    }
+  }
+  if (rel.passed)
+    rel.detail = where + " reaches exactly the " + std::to_string(reached) + " connected elements";
+  return rel;
+}
+
+// determinism: a bitwise rerun, for backends that claim determinism.
+bool determinism_about(const RelationContext& ctx) {
+  return ctx.contract.deterministic;
+}
+std::vector<Derivation> determinism_derive(const RelationContext& ctx) {
+  return {{"metamorphic:determinism", ctx.c.problem, std::nullopt, nullptr, ""}};
+}
+RelationResult determinism_compare(const RelationContext& ctx, const Derivation& d, Tensor got) {
+  RelationResult rel;
+  rel.name = d.name;
+  rel.passed = got.bytes() == ctx.result.bytes() &&
+               (got.bytes() == 0 || !std::memcmp(got.data(), ctx.result.data(), got.bytes()));
+  rel.detail = rel.passed ? "a rerun gave the same bits"
+                          : "a rerun gave different bits (the contract claims determinism)";
+  return rel;
+}
+
+// The metamorphic relations, in the order their records appear. Adding one is one row here (and
+// its functions above).
+// clang-format off
+const Relation kMetamorphic[] = {
+    // name                             about              blocked            derive              compare
+    {"metamorphic:transpose",           transpose_about,   nullptr,           transpose_derive,   nullptr},
+    {"metamorphic:depthwise_grouped",   depthwise_about,   depthwise_blocked, depthwise_derive,   nullptr},
+    {"metamorphic:format",              always,            nullptr,           format_derive,      nullptr},
+    {"metamorphic:same_explicit",       same_about,        nullptr,           same_derive,        nullptr},
+    {"metamorphic:valid_padded",        padded_about,      padded_blocked,    padded_derive,      nullptr},
+    {"metamorphic:linearity",           linearity_about,   linearity_blocked, linearity_derive,   linearity_compare},
+    {"metamorphic:nan_footprint",       nan_about,         nan_blocked,       nan_derive,         nan_compare},
+    {"metamorphic:determinism",         determinism_about, nullptr,           determinism_derive, determinism_compare},
+};
+// clang-format on
+
+}  // namespace
+
+std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx) {
+  if (!all_finite(ctx.operands)) {
+    return {not_applicable("adjoint", "operands are not all finite (fill " +
+                                          std::string(fill_name(ctx.c.fill)) + ")")};
+  }
+  std::vector<RelationResult> out;
+  const Triple m = derive_triple(b, ctx, out);
+  if (std::optional<std::string> why = overflowing(m)) {
+    out.push_back(not_applicable("adjoint", *why));
+    return out;
+  }
+  for (const Identity& id : kIdentities) {
+    if (!m[id.l].have || !m[id.r].have || (id.implied_by_fwd && m[0].have)) continue;
+    out.push_back(compare_identity(ctx, m[id.l], m[id.r]));
   }
   return out;
 }
 
 std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext& ctx) {
-  const Problem& p = ctx.c.problem;
-  const Geometry& g = ctx.g;
-  const OpIO io = op_io(p.op);
-  const NumericContract& k = ctx.contract;
   std::vector<RelationResult> out;
-  auto relate = [&](const std::string& name, const Problem& q, const Roles& ops,
-                    const std::function<Tensor(const Tensor&)>& back, const std::string& what,
-                    const ReferenceResult* ref) {
-    Derived d = run_derived(b, name, q, ops);
-    if (!d.ok) {
-      out.push_back(d.failure);
-      return;
-    }
-    const Tensor mapped = back ? back(d.result) : std::move(d.result);
-    out.push_back(
-        judge(name, compare_results(p, g, ctx.result, mapped, ref, k, ctx.bitwise), what));
-  };
-
-  // conv2d_transpose = backprop input (spec A.8).
-  if (p.op == Op::conv2d_backprop_input || p.op == Op::conv2d_transpose) {
-    Problem q = p;
-    q.op = p.op == Op::conv2d_transpose ? Op::conv2d_backprop_input : Op::conv2d_transpose;
-    relate("metamorphic:transpose", q, ctx.operands, nullptr,
-           std::string(op_name(q.op)) + " equals " + op_name(p.op), &ctx.ref);
-  }
-
-  // Depthwise = grouped conv with G = C: the RSCM filter is the HWIO filter [KH,KW,1,C*M].
-  if (is_depthwise(p.op)) {
-    Problem q = p;
-    q.op = grouped_equivalent(p.op);
-    q.filter = {g.KH, g.KW, 1, g.C * g.M};
-    if (g.C == 0) {
-      out.push_back(not_applicable("metamorphic:depthwise_grouped", "C = 0 has no grouped conv"));
-    } else {
-      Roles ops;
-      ops.input =
-          with_shape(ctx.operands.input, ctx.operands.input.shape(), ctx.operands.input.layout());
-      ops.out_backprop = with_shape(ctx.operands.out_backprop, ctx.operands.out_backprop.shape(),
-                                    ctx.operands.out_backprop.layout());
-      ops.filter = with_shape(ctx.operands.filter, {g.KH, g.KW, 1, g.C * g.M}, Layout::HWIO);
-      relate(
-          "metamorphic:depthwise_grouped", q, ops,
-          [&](const Tensor& t) { return with_shape(t, ctx.result.shape(), ctx.result.layout()); },
-          std::string("grouped ") + op_name(q.op) + " with G = C equals " + op_name(p.op),
-          &ctx.ref);
-    }
-  }
-
-  // NCHW = NHWC transposed.
-  {
-    Problem q = p;
-    q.format = p.format == Format::NHWC ? Format::NCHW : Format::NHWC;
-    Roles ops;
-    for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
-      ops.get(r) = r == Role::filter ? with_shape(ctx.operands.filter, ctx.operands.filter.shape(),
-                                                  ctx.operands.filter.layout())
-                                     : reformat(ctx.operands.get(r), logical_shape(g, r), q.format,
-                                                storage_layout(q, r));
-    }
-    relate(
-        "metamorphic:format", q, ops,
-        [&](const Tensor& t) {
-          if (io.result_like == Role::filter) return with_shape(t, t.shape(), t.layout());
-          return reformat(t, logical_shape(g, io.result_like), p.format, ctx.result.layout());
-        },
-        std::string(format_name(q.format)) + " equals " + format_name(p.format) + " transposed",
-        &ctx.ref);
-  }
-
-  // SAME = EXPLICIT with SAME's split.
-  if (p.padding.kind == PaddingKind::SAME) {
-    Problem q = p;
-    q.padding = {PaddingKind::EXPLICIT, g.pad_top, g.pad_bottom, g.pad_left, g.pad_right};
-    relate("metamorphic:same_explicit", q, ctx.operands, nullptr,
-           "SAME equals padding " + std::to_string(g.pad_top) + ":" + std::to_string(g.pad_bottom) +
-               ":" + std::to_string(g.pad_left) + ":" + std::to_string(g.pad_right),
-           &ctx.ref);
-  }
-
-  // VALID on the zero-padded input = EXPLICIT.
-  const bool padded = p.padding.kind == PaddingKind::EXPLICIT &&
-                      (g.pad_top || g.pad_bottom || g.pad_left || g.pad_right);
-  if (padded && !all_finite(ctx.operands)) {
-    // Padding taps are not terms, but a materialised zero is: 0 * NaN = NaN. The relation is a
-    // statement about finite data.
-    out.push_back(not_applicable("metamorphic:valid_padded", "operands are not all finite"));
-  } else if (padded) {
-    Problem q = p;
-    q.padding = {};
-    q.input[1] = g.H + g.pad_top + g.pad_bottom;
-    q.input[2] = g.W + g.pad_left + g.pad_right;
-    const Geometry gq = geometry(q);
-    Roles ops;
-    ops.filter =
-        with_shape(ctx.operands.filter, ctx.operands.filter.shape(), ctx.operands.filter.layout());
-    ops.out_backprop = with_shape(ctx.operands.out_backprop, ctx.operands.out_backprop.shape(),
-                                  ctx.operands.out_backprop.layout());
-    // Pad (input) or crop (an input-shaped result) between [N,H,W,C] and [N,H',W',C].
-    auto move = [&](const Tensor& from, const Problem& fp, const Geometry& fg, const Problem& tp,
-                    const Geometry& tg, bool pad) {
-      Tensor to(p.dtype, storage_shape(tp, tg, Role::input), storage_layout(tp, Role::input));
-      const std::array<int64_t, 4> fs = logical_shape(fg, Role::input),
-                                   ts = logical_shape(tg, Role::input);
-      auto index = [&](const std::array<int64_t, 4>& s, int64_t n, int64_t h, int64_t w,
-                       int64_t c) { return activation_offset(s, p.format, n, h, w, c); };
-      (void)fp;
-      const std::size_t sz = dtype_size(p.dtype);
-      const std::array<int64_t, 4>& small = pad ? fs : ts;
-      for (int64_t n = 0; n < small[0]; ++n)
-        for (int64_t h = 0; h < small[1]; ++h)
-          for (int64_t w = 0; w < small[2]; ++w)
-            for (int64_t c = 0; c < small[3]; ++c) {
-              const int64_t hs = h + g.pad_top, ws = w + g.pad_left;
-              const int64_t src = pad ? index(fs, n, h, w, c) : index(fs, n, hs, ws, c);
-              const int64_t dst = pad ? index(ts, n, hs, ws, c) : index(ts, n, h, w, c);
-              std::memcpy(static_cast<char*>(to.data()) + dst * sz,
-                          static_cast<const char*>(from.data()) + src * sz, sz);
-            }
-      return to;
-    };
-    ops.input = move(ctx.operands.input, p, g, q, gq, true);
-    relate(
-        "metamorphic:valid_padded", q, ops,
-        [&](const Tensor& t) {
-          if (io.result_like != Role::input) return with_shape(t, t.shape(), t.layout());
-          return move(t, q, gq, p, g, false);
-        },
-        "VALID on the zero-padded input equals the explicit padding", &ctx.ref);
-  }
-
-  // Linearity: f(2a, b) = 2 f(a, b) in each operand (exact scaling; int32 modulo 2^32).
-  if (ctx.c.fill != FillKind::special) {
-    bool safe = true;  // keep 2 * result away from the dtype's overflow threshold
-    if (p.dtype != DType::i32) {
-      const FloatFormat f = float_format(p.dtype);
-      const double limit = std::ldexp(1.0, f.max_exponent - 1);
-      for (double v : ctx.ref.magnitude) safe = safe && v < limit;
-    }
-    if (!safe) {
-      out.push_back(not_applicable("metamorphic:linearity", "2 x result could overflow the dtype"));
-    } else {
-      for (Role r : {io.a, io.b}) {
-        const std::string name = std::string("metamorphic:linearity_") + role_name(r);
-        Roles ops;
-        for (Role s : {Role::input, Role::filter, Role::out_backprop}) {
-          const Tensor& t = ctx.operands.get(s);
-          ops.get(s) = s == r ? scaled(t, 2.0) : with_shape(t, t.shape(), t.layout());
-        }
-        Derived d = run_derived(b, name, p, ops);
-        if (!d.ok) {
-          out.push_back(d.failure);
-          continue;
-        }
-        // |f(a) - f(2a)/2| <= tau(a) + tau(2a)/2 = 2 tau(a): what compare_results allows. int32
-        // compares 2 f(a) with f(2a), modulo 2^32.
-        const Comparison c =
-            p.dtype == DType::i32
-                ? compare_results(p, g, scaled(ctx.result, 2.0), d.result, nullptr, k, true)
-                : compare_results(p, g, ctx.result, scaled(d.result, 0.5), &ctx.ref, k,
-                                  ctx.bitwise);
-        out.push_back(judge(
-            name, c, std::string("f(2 ") + role_name(r) + ") equals 2 f(" + role_name(r) + ")"));
+  for (const Relation& rel : kMetamorphic) {
+    if (!rel.about(ctx)) continue;
+    if (rel.blocked) {
+      if (std::optional<std::string> why = rel.blocked(ctx)) {
+        out.push_back(not_applicable(rel.name, *why));
+        continue;
       }
     }
-  }
-
-  // NaN footprint: one NaN reaches exactly the elements the index law connects it to.
-  if (p.dtype != DType::i32 && ctx.c.fill != FillKind::special) {
-    const Role r = io.a;
-    const Tensor& t = ctx.operands.get(r);
-    if (t.size() == 0 || ctx.result.size() == 0) {
-      out.push_back(not_applicable("metamorphic:nan_footprint", "empty operand or result"));
-    } else {
-      Roles ops;
-      for (Role s : {Role::input, Role::filter, Role::out_backprop}) {
-        const Tensor& u = ctx.operands.get(s);
-        ops.get(s) = with_shape(u, u.shape(), u.layout());
+    for (Derivation& d : rel.derive(ctx)) {
+      const Roles& ops = d.operands ? *d.operands : ctx.operands;
+      Derived run = run_derived(b, d.name, d.problem, ops);
+      if (!run.ok) {
+        out.push_back(run.failure);
+        continue;
       }
-      const int64_t at = static_cast<int64_t>((ctx.c.seed * kSplitMixGamma >> 11) %
-                                              static_cast<uint64_t>(t.size()));
-      ops.get(r).set(at, NAN);
-      Derived d = run_derived(b, "metamorphic:nan_footprint", p, ops);
-      if (!d.ok) {
-        out.push_back(d.failure);
-      } else {
-        const ReferenceResult nref = reference_of(p, ops);
-        RelationResult rel;
-        rel.name = "metamorphic:nan_footprint";
-        int64_t reached = 0;
-        for (int64_t i = 0; i < d.result.size(); ++i) {
-          const bool want = std::isnan(nref.result.get(i)), got = std::isnan(d.result.get(i));
-          reached += want;
-          if (want != got && rel.passed) {
-            rel.passed = false;
-            const auto c = result_coord(p, g, i);
-            rel.detail = std::string("NaN at ") + role_name(r) + " element " + std::to_string(at) +
-                         ": result [" + std::to_string(c[0]) + "," + std::to_string(c[1]) + "," +
-                         std::to_string(c[2]) + "," + std::to_string(c[3]) + "] is " +
-                         (got ? "NaN but no term connects it" : "not NaN but a term connects it");
-          }
-        }
-        if (rel.passed) {
-          rel.detail = std::string("NaN at ") + role_name(r) + " element " + std::to_string(at) +
-                       " reaches exactly the " + std::to_string(reached) + " connected elements";
-        }
-        out.push_back(rel);
-      }
-    }
-  }
-
-  // Bitwise rerun for backends that claim determinism.
-  if (k.deterministic) {
-    Derived d = run_derived(b, "metamorphic:determinism", p, ctx.operands);
-    if (!d.ok) {
-      out.push_back(d.failure);
-    } else {
-      RelationResult rel;
-      rel.name = "metamorphic:determinism";
-      rel.passed = d.result.bytes() == ctx.result.bytes() &&
-                   (d.result.bytes() == 0 ||
-                    !std::memcmp(d.result.data(), ctx.result.data(), d.result.bytes()));
-      rel.detail = rel.passed ? "a rerun gave the same bits"
-                              : "a rerun gave different bits (the contract claims determinism)";
-      out.push_back(rel);
+      out.push_back(rel.compare ? rel.compare(ctx, d, std::move(run.result))
+                                : equal_within_bounds(ctx, d, std::move(run.result)));
     }
   }
   return out;

@@ -253,7 +253,7 @@ Gen<uint64_t> seeds() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Invalid problems.
+// Invalid problems: a table of rules (kRules below), each breaking one rule of a valid problem.
 
 /// splitmix64: the variant choices of an invalid problem (not shrunk).
 struct Mix {
@@ -265,92 +265,6 @@ struct Mix {
     return v[static_cast<std::size_t>(below(static_cast<I>(v.size())))];
   }
 };
-
-enum class Rule {
-  // grammar
-  unknown_op,
-  no_colon,
-  no_keys,
-  empty_item,
-  not_key_value,
-  unknown_key,
-  repeated_key,
-  empty_value,
-  missing_input,
-  missing_filter,
-  wrong_dims,
-  non_integer,
-  integer_overflow,
-  bad_padding,
-  bad_format,
-  bad_dtype,
-  // semantics
-  stride,
-  dilation,
-  negative_padding,
-  negative_dim,
-  zero_filter,
-  zero_filter_depth,
-  zero_input_depth,
-  channel_mismatch,
-  depthwise_mismatch,
-  groups,
-  negative_output,
-  i32,
-  size_overflow,
-};
-
-constexpr Rule kRules[] = {
-    Rule::unknown_op,
-    Rule::no_colon,
-    Rule::no_keys,
-    Rule::empty_item,
-    Rule::not_key_value,
-    Rule::unknown_key,
-    Rule::repeated_key,
-    Rule::empty_value,
-    Rule::missing_input,
-    Rule::missing_filter,
-    Rule::wrong_dims,
-    Rule::non_integer,
-    Rule::integer_overflow,
-    Rule::bad_padding,
-    Rule::bad_format,
-    Rule::bad_dtype,
-    Rule::stride,
-    Rule::dilation,
-    Rule::negative_padding,
-    Rule::negative_dim,
-    Rule::zero_filter,
-    Rule::zero_filter_depth,
-    Rule::zero_input_depth,
-    Rule::channel_mismatch,
-    Rule::depthwise_mismatch,
-    Rule::groups,
-    Rule::negative_output,
-    Rule::i32,
-    Rule::size_overflow,
-};
-
-/// The ops a rule's construction starts from.
-std::vector<Op> ops_for(Rule r) {
-  switch (r) {
-    case Rule::zero_filter_depth:
-    case Rule::zero_input_depth:
-    case Rule::channel_mismatch:
-    case Rule::groups:
-      return {Op::conv2d, Op::conv2d_backprop_input, Op::conv2d_backprop_filter,
-              Op::conv2d_transpose};
-    case Rule::depthwise_mismatch:
-      return {Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
-              Op::depthwise_conv2d_backprop_filter};
-    case Rule::i32:
-      return {Op::conv2d_backprop_filter, Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
-              Op::depthwise_conv2d_backprop_filter};
-    default:
-      return std::vector<Op>(std::begin(kAllOps), std::end(kAllOps));
-  }
-}
 
 using Item = std::pair<std::string, std::string>;
 
@@ -406,247 +320,371 @@ std::string replace_component(const std::string& value, Mix& mix, const std::str
   return s;
 }
 
-InvalidProblem make_invalid(Rule rule, Problem p, uint64_t seed) {
-  Mix mix{seed};
-  const std::string op = op_name(p.op);
-  const bool dw = is_depthwise(p.op);
-  auto text = [&](const std::vector<Item>& items) { return join(op, items); };
-  auto semantic = [&](const std::string& words) { return InvalidProblem{to_string(p), words}; };
-  std::vector<Item> items = items_of(p);
-  switch (rule) {
-    case Rule::unknown_op: {
-      const std::string bad = mix.of<std::string>(
-          {"conv3d", "Conv2D", "conv2d_backprop", "depthwise", "conv2d_backprop_inputs",
-           "conv2d_Transpose", "", " conv2d", "DepthwiseConv2dNative"});
-      return {join(bad, items), "unknown op '" + bad + "'"};
-    }
-    case Rule::no_colon: {
-      std::string s = to_string(p);
-      s.erase(std::remove(s.begin(), s.end(), ':'), s.end());
-      return {s, "no ':' found"};
-    }
-    case Rule::no_keys:
-      return {op + ":", "no keys after ':'"};
-    case Rule::empty_item: {
-      std::vector<Item> with = items;
-      with.insert(with.begin() + mix.below(static_cast<I>(items.size()) + 1), {"", ""});
-      std::string s = op + ":";
-      for (std::size_t i = 0; i < with.size(); ++i) {
-        s += (i ? "," : "") + (with[i].first.empty() ? "" : with[i].first + "=" + with[i].second);
-      }
-      return {s, "empty item between commas"};
-    }
-    case Rule::not_key_value: {
-      const std::size_t at = static_cast<std::size_t>(mix.below(static_cast<I>(items.size())));
-      std::string s = op + ":";
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        s += (i ? "," : "") + items[i].first + (i == at ? (mix.below(2) ? ":" : "") : "=") +
-             items[i].second;
-      }
-      return {s, "is not key=value"};
-    }
-    case Rule::unknown_key: {
-      const std::string bad =
-          mix.of<std::string>({"strides", "pad", "data_format", "Input", "filters", "dilations",
-                               "type", "kernel", "groups", " input"});
-      if (mix.below(2)) {
-        items[static_cast<std::size_t>(mix.below(static_cast<I>(items.size())))].first = bad;
-      } else {
-        items.insert(items.begin() + mix.below(static_cast<I>(items.size()) + 1), {bad, "1"});
-      }
-      return {text(items), "unknown key '" + bad + "'"};
-    }
-    case Rule::repeated_key: {
-      Item again = items[static_cast<std::size_t>(mix.below(static_cast<I>(items.size())))];
-      items.insert(items.begin() + mix.below(static_cast<I>(items.size()) + 1), again);
-      return {text(items), "key '" + again.first + "' given twice"};
-    }
-    case Rule::empty_value: {
-      Item& it = items[static_cast<std::size_t>(mix.below(static_cast<I>(items.size())))];
-      it.second.clear();
-      return {text(items), "key '" + it.first + "' has an empty value"};
-    }
-    case Rule::missing_input:
-    case Rule::missing_filter: {
-      const std::string key = rule == Rule::missing_input ? "input" : "filter";
-      items.erase(items.begin() + static_cast<std::ptrdiff_t>(index_of(items, key)));
-      if (mix.below(2)) std::reverse(items.begin(), items.end());  // order is free
-      return {text(items), "missing required key '" + key + "'"};
-    }
-    case Rule::wrong_dims: {
-      struct Key {
-        const char* key;
-        std::vector<I> dims;
-        const char* form;
-      };
-      const std::vector<Key> keys = {
-          {"input", {p.input.begin(), p.input.end()}, "NxHxWxC"},
-          {"filter", {p.filter.begin(), p.filter.end()}, dw ? "RxSxCxM" : "RxSxCfxK"},
-          {"stride", {p.stride_h, p.stride_w}, "SHxSW"},
-          {"dilation", {p.dilation_h, p.dilation_w}, "DHxDW"}};
-      const Key& k = mix.of(keys);
-      std::vector<I> d = k.dims;
-      if (mix.below(2) && d.size() > 1) {
-        d.erase(d.begin() + mix.below(static_cast<I>(d.size())));
-        if (mix.below(3) == 0 && d.size() > 1) d.pop_back();
-      } else {
-        d.insert(d.begin() + mix.below(static_cast<I>(d.size()) + 1), 1 + mix.below(4));
-      }
-      items[index_of(items, k.key)].second = dims_text(d);
-      return {text(items), std::string("expected ") + k.form};
-    }
-    case Rule::non_integer:
-    case Rule::integer_overflow: {
-      const std::string bad =
-          rule == Rule::non_integer
-              ? mix.of<std::string>(
-                    {"2.5", "a", "1e3", "+1", "-", "--1", "3 ", " 3", "0.", "1_0", "\xd9\xa1"})
-              : mix.of<std::string>({"9223372036854775808", "99999999999999999999",
-                                     "-9223372036854775809", "18446744073709551617",
-                                     "100000000000000000000000000000"});
-      std::vector<std::string> keys = {"input", "filter", "stride", "dilation"};
-      if (p.padding.kind == PaddingKind::EXPLICIT) keys.push_back("padding");
-      const std::string key = mix.of(keys);
-      std::string& value = items[index_of(items, key)].second;
-      if (key == "padding") {
-        std::vector<std::string> pads = {
-            std::to_string(p.padding.top), std::to_string(p.padding.bottom),
-            std::to_string(p.padding.left), std::to_string(p.padding.right)};
-        pads[static_cast<std::size_t>(mix.below(4))] = bad;
-        value = pads[0] + ":" + pads[1] + ":" + pads[2] + ":" + pads[3];
-      } else {
-        value = replace_component(value, mix, bad);
-      }
-      return {text(items), rule == Rule::non_integer ? "expected an integer, got '" + bad + "'"
-                                                     : "integer '" + bad + "' overflows 64 bits"};
-    }
-    case Rule::bad_padding:
-      items[index_of(items, "padding")].second = mix.of<std::string>(
-          {"same", "valid", "Same", "EXPLICIT", "1:2:3", "1:2:3:4:5", "1", "SAME ", "0:0", "FULL"});
-      return {text(items), "expected VALID, SAME or T:B:L:R"};
-    case Rule::bad_format:
-      items[index_of(items, "format")].second =
-          mix.of<std::string>({"nhwc", "nchw", "NCWH", "HWCN", "NHCW", "CHWN", "NC", "NHWC "});
-      return {text(items), "expected NHWC or NCHW"};
-    case Rule::bad_dtype:
-      items[index_of(items, "dtype")].second =
-          mix.of<std::string>({"float16", "fp32", "int64", "i64", "f8", "bfloat", "Float32", "int",
-                               "F32", "i16", "uint8", "float32 "});
-      return {text(items), "expected f16, bf16, f32, f64 or i32"};
+/// What a rule breaks: the valid problem (semantic rules change it) and its descriptor's items
+/// (grammar rules change them), with the variant choices.
+struct Breaking {
+  Problem p;
+  Mix mix;
+  std::string op;           // op_name(p.op)
+  std::vector<Item> items;  // items_of(p)
+  I pick(std::size_t n) { return mix.below(static_cast<I>(n)); }
+  std::string text() const { return join(op, items); }
+};
 
-    // --- semantics: the grammar is right, one rule of geometry() is broken -------------------
-    case Rule::stride: {
-      const I bad = -mix.below(3);  // 0, -1, -2
-      (mix.below(2) ? p.stride_h : p.stride_w) = bad;
-      if (mix.below(4) == 0) p.stride_h = p.stride_w = bad;
-      return semantic("Row and column strides should be larger than 0");
-    }
-    case Rule::dilation: {
-      const I bad = -mix.below(3);
-      (mix.below(2) ? p.dilation_h : p.dilation_w) = bad;
-      return semantic("Dilated rates should be larger than 0");
-    }
-    case Rule::negative_padding: {
-      if (p.padding.kind != PaddingKind::EXPLICIT) {
-        p.padding = Padding{PaddingKind::EXPLICIT, 0, 0, 0, 0};
-      }
-      I* pads[] = {&p.padding.top, &p.padding.bottom, &p.padding.left, &p.padding.right};
-      *pads[mix.below(4)] = -1 - mix.below(3);
-      return semantic("All elements of explicit_paddings must be nonnegative");
-    }
-    case Rule::negative_dim: {
-      const I i = mix.below(4), bad = -1 - mix.below(5);
-      if (mix.below(2)) {
-        p.input[static_cast<std::size_t>(i)] = bad;
-        return semantic("of input must be >= 0");
-      }
-      p.filter[static_cast<std::size_t>(i)] = bad;
-      return semantic("of filter must be >= 0");
-    }
-    case Rule::zero_filter:
-      p.filter[static_cast<std::size_t>(mix.below(2))] = 0;  // KH or KW
-      return semantic("filter must not have zero elements");
-    case Rule::zero_filter_depth:
-      p.filter[2] = 0;
-      return semantic("filter depth must be");
-    case Rule::zero_input_depth:
-      p.input[3] = 0;
-      return semantic("input depth 0 gives zero groups");
-    case Rule::channel_mismatch: {
-      const I Cf = 2 + mix.below(4);
-      p.filter[2] = Cf;
-      p.input[3] = Cf * mix.below(3) + 1 + mix.below(Cf - 1);  // C % Cf in [1, Cf)
-      return semantic("input depth must be evenly divisible by filter depth");
-    }
-    case Rule::depthwise_mismatch: {
-      const I C = p.input[3];
-      I other = C + 1 + mix.below(3);
-      if (C > 0 && mix.below(2)) other = mix.below(C);  // 0 .. C-1
-      p.filter[2] = other;
-      return semantic("input and filter must have the same depth");
-    }
-    case Rule::groups: {
-      const I G = 2 + mix.below(3), Cf = p.filter[2];
-      p.input[3] = G * Cf;
-      p.filter[3] = G * mix.below(3) + 1 + mix.below(G - 1);  // O % G in [1, G)
-      return semantic("output depth must be evenly divisible by number of groups");
-    }
-    case Rule::negative_output: {
-      // VALID or EXPLICIT with input + pads <= extent - 2*stride: out = (I + P - e + s) / s < 0.
-      if (p.padding.kind == PaddingKind::SAME) p.padding.kind = PaddingKind::VALID;
-      const bool rows = mix.below(2);
-      const I P = p.padding.kind == PaddingKind::EXPLICIT
-                      ? (rows ? p.padding.top + p.padding.bottom : p.padding.left + p.padding.right)
-                      : 0;
-      const I s = rows ? p.stride_h : p.stride_w;
-      const I slack = mix.below(3);
-      const I K = P + 2 * s + slack;  // dilation 1: extent K
-      (rows ? p.dilation_h : p.dilation_w) = 1;
-      p.filter[rows ? 0 : 1] = K;
-      p.input[rows ? 1 : 2] = mix.below(slack + 1);  // in [0, K - P - 2s]
-      return semantic("Computed output size would be negative");
-    }
-    case Rule::i32:
-      p.dtype = DType::i32;
-      return semantic("dtype i32 is not allowed");
-    case Rule::size_overflow: {
-      switch (mix.below(4)) {
-        case 0: {  // an operand's element count (or its bytes) overflows
-          p.padding.kind = PaddingKind::VALID;
-          p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = 1;
-          p.filter[0] = p.filter[1] = 1;
-          const I big = I{1} << (52 + mix.below(11));  // big * 4096 >= 2^64
-          p.input = mix.below(2) ? std::array<I, 4>{big, 64, 64, p.input[3]}
-                                 : std::array<I, 4>{1, big, 4096, p.input[3]};
-          break;
-        }
-        case 1:  // the effective filter size (K - 1) * d + 1
-          p.filter[0] = I{1} << 40;
-          p.dilation_h = (I{1} << 30) + mix.below(100);
-          break;
-        case 2: {  // input plus explicit padding (rows keep the pads that made them valid)
-          const Geometry g = geometry(p);
-          p.padding = Padding{PaddingKind::EXPLICIT, g.pad_top, g.pad_bottom, 0, 0};
-          p.padding.left = INT64_MAX / 2 + 1 + mix.below(3);
-          p.padding.right = INT64_MAX / 2 + 1;
-          break;
-        }
-        default:  // depthwise C * M, or a conv's filter tensor
-          if (dw) {
-            p.input[3] = p.filter[2] = I{1} << 40;
-            p.filter[3] = I{1} << 30;
-          } else {
-            p.filter[3] = I{1} << 62;
-            p.filter[2] = p.input[3];            // one group
-            p.filter[0] = 2 + mix.below(3);      // KH * KW * Cf * O >= 2^63
-            p.padding.kind = PaddingKind::SAME;  // valid for any taps
-          }
-          break;
-      }
-      return semantic("overflows 64 bits");
-    }
+/// A broken problem: its descriptor, and the text that fills the rule's "{}" (if it has one).
+struct Broken {
+  std::string descriptor;
+  std::string slot;
+};
+
+/// A semantic rule's result: the grammar is right, one rule of geometry() is broken.
+Broken semantic(const Breaking& b, std::string slot = "") {
+  return {to_string(b.p), std::move(slot)};
+}
+
+// --- grammar ---------------------------------------------------------------------------------
+
+Broken unknown_op(Breaking& b) {
+  const std::string bad = b.mix.of<std::string>({"conv3d", "Conv2D", "conv2d_backprop", "depthwise",
+                                                 "conv2d_backprop_inputs", "conv2d_Transpose", "",
+                                                 " conv2d", "DepthwiseConv2dNative"});
+  return {join(bad, b.items), bad};
+}
+
+Broken no_colon(Breaking& b) {
+  std::string s = to_string(b.p);
+  s.erase(std::remove(s.begin(), s.end(), ':'), s.end());
+  return {s, ""};
+}
+
+Broken no_keys(Breaking& b) {
+  return {b.op + ":", ""};
+}
+
+Broken empty_item(Breaking& b) {
+  std::vector<Item> with = b.items;
+  with.insert(with.begin() + b.pick(b.items.size() + 1), {"", ""});
+  std::string s = b.op + ":";
+  for (std::size_t i = 0; i < with.size(); ++i)
+    s += (i ? "," : "") + (with[i].first.empty() ? "" : with[i].first + "=" + with[i].second);
+  return {s, ""};
+}
+
+Broken not_key_value(Breaking& b) {
+  const std::size_t at = static_cast<std::size_t>(b.pick(b.items.size()));
+  std::string s = b.op + ":";
+  for (std::size_t i = 0; i < b.items.size(); ++i) {
+    s += (i ? "," : "") + b.items[i].first + (i == at ? (b.mix.below(2) ? ":" : "") : "=") +
+         b.items[i].second;
   }
-  return semantic("?");
+  return {s, ""};
+}
+
+Broken unknown_key(Breaking& b) {
+  const std::string bad =
+      b.mix.of<std::string>({"strides", "pad", "data_format", "Input", "filters", "dilations",
+                             "type", "kernel", "groups", " input"});
+  if (b.mix.below(2)) {
+    b.items[static_cast<std::size_t>(b.pick(b.items.size()))].first = bad;
+  } else {
+    b.items.insert(b.items.begin() + b.pick(b.items.size() + 1), {bad, "1"});
+  }
+  return {b.text(), bad};
+}
+
+Broken repeated_key(Breaking& b) {
+  Item again = b.items[static_cast<std::size_t>(b.pick(b.items.size()))];
+  b.items.insert(b.items.begin() + b.pick(b.items.size() + 1), again);
+  return {b.text(), again.first};
+}
+
+Broken empty_value(Breaking& b) {
+  Item& it = b.items[static_cast<std::size_t>(b.pick(b.items.size()))];
+  it.second.clear();
+  return {b.text(), it.first};
+}
+
+Broken missing_key(Breaking& b, const std::string& key) {
+  b.items.erase(b.items.begin() + static_cast<std::ptrdiff_t>(index_of(b.items, key)));
+  if (b.mix.below(2)) std::reverse(b.items.begin(), b.items.end());  // order is free
+  return {b.text(), ""};
+}
+Broken missing_input(Breaking& b) {
+  return missing_key(b, "input");
+}
+Broken missing_filter(Breaking& b) {
+  return missing_key(b, "filter");
+}
+
+Broken wrong_dims(Breaking& b) {
+  struct Key {
+    const char* key;
+    std::vector<I> dims;
+    const char* form;
+  };
+  const Problem& p = b.p;
+  const std::vector<Key> keys = {
+      {"input", {p.input.begin(), p.input.end()}, "NxHxWxC"},
+      {"filter", {p.filter.begin(), p.filter.end()}, is_depthwise(p.op) ? "RxSxCxM" : "RxSxCfxK"},
+      {"stride", {p.stride_h, p.stride_w}, "SHxSW"},
+      {"dilation", {p.dilation_h, p.dilation_w}, "DHxDW"}};
+  const Key& k = b.mix.of(keys);
+  std::vector<I> d = k.dims;
+  if (b.mix.below(2) && d.size() > 1) {
+    d.erase(d.begin() + b.pick(d.size()));
+    if (b.mix.below(3) == 0 && d.size() > 1) d.pop_back();
+  } else {
+    d.insert(d.begin() + b.pick(d.size() + 1), 1 + b.mix.below(4));
+  }
+  b.items[index_of(b.items, k.key)].second = dims_text(d);
+  return {b.text(), k.form};
+}
+
+// One number of a dims or padding value replaced by `bad`.
+Broken bad_number(Breaking& b, const std::string& bad) {
+  std::vector<std::string> keys = {"input", "filter", "stride", "dilation"};
+  if (b.p.padding.kind == PaddingKind::EXPLICIT) keys.push_back("padding");
+  const std::string key = b.mix.of(keys);
+  std::string& value = b.items[index_of(b.items, key)].second;
+  if (key == "padding") {
+    const Padding& pad = b.p.padding;
+    std::vector<std::string> pads = {std::to_string(pad.top), std::to_string(pad.bottom),
+                                     std::to_string(pad.left), std::to_string(pad.right)};
+    pads[static_cast<std::size_t>(b.mix.below(4))] = bad;
+    value = pads[0] + ":" + pads[1] + ":" + pads[2] + ":" + pads[3];
+  } else {
+    value = replace_component(value, b.mix, bad);
+  }
+  return {b.text(), bad};
+}
+Broken non_integer(Breaking& b) {
+  return bad_number(b, b.mix.of<std::string>({"2.5", "a", "1e3", "+1", "-", "--1", "3 ", " 3", "0.",
+                                              "1_0", "\xd9\xa1"}));
+}
+Broken integer_overflow(Breaking& b) {
+  return bad_number(b, b.mix.of<std::string>({"9223372036854775808", "99999999999999999999",
+                                              "-9223372036854775809", "18446744073709551617",
+                                              "100000000000000000000000000000"}));
+}
+
+// The value of `key` replaced by one of `bad`.
+Broken bad_value(Breaking& b, const char* key, const std::vector<std::string>& bad) {
+  b.items[index_of(b.items, key)].second = b.mix.of(bad);
+  return {b.text(), ""};
+}
+Broken bad_padding(Breaking& b) {
+  return bad_value(
+      b, "padding",
+      {"same", "valid", "Same", "EXPLICIT", "1:2:3", "1:2:3:4:5", "1", "SAME ", "0:0", "FULL"});
+}
+Broken bad_format(Breaking& b) {
+  return bad_value(b, "format", {"nhwc", "nchw", "NCWH", "HWCN", "NHCW", "CHWN", "NC", "NHWC "});
+}
+Broken bad_dtype(Breaking& b) {
+  return bad_value(b, "dtype",
+                   {"float16", "fp32", "int64", "i64", "f8", "bfloat", "Float32", "int", "F32",
+                    "i16", "uint8", "float32 "});
+}
+
+// --- semantics: the grammar is right, one rule of geometry() is broken -----------------------
+
+Broken stride(Breaking& b) {
+  const I bad = -b.mix.below(3);  // 0, -1, -2
+  (b.mix.below(2) ? b.p.stride_h : b.p.stride_w) = bad;
+  if (b.mix.below(4) == 0) b.p.stride_h = b.p.stride_w = bad;
+  return semantic(b);
+}
+
+Broken dilation(Breaking& b) {
+  const I bad = -b.mix.below(3);
+  (b.mix.below(2) ? b.p.dilation_h : b.p.dilation_w) = bad;
+  return semantic(b);
+}
+
+Broken negative_padding(Breaking& b) {
+  Padding& pad = b.p.padding;
+  if (pad.kind != PaddingKind::EXPLICIT) pad = Padding{PaddingKind::EXPLICIT, 0, 0, 0, 0};
+  I* pads[] = {&pad.top, &pad.bottom, &pad.left, &pad.right};
+  *pads[b.mix.below(4)] = -1 - b.mix.below(3);
+  return semantic(b);
+}
+
+Broken negative_dim(Breaking& b) {
+  const I i = b.mix.below(4), bad = -1 - b.mix.below(5);
+  const bool input = b.mix.below(2);
+  (input ? b.p.input : b.p.filter)[static_cast<std::size_t>(i)] = bad;
+  return semantic(b, input ? "input" : "filter");
+}
+
+Broken zero_filter(Breaking& b) {
+  b.p.filter[static_cast<std::size_t>(b.mix.below(2))] = 0;  // KH or KW
+  return semantic(b);
+}
+
+Broken zero_filter_depth(Breaking& b) {
+  b.p.filter[2] = 0;
+  return semantic(b);
+}
+
+Broken zero_input_depth(Breaking& b) {
+  b.p.input[3] = 0;
+  return semantic(b);
+}
+
+Broken channel_mismatch(Breaking& b) {
+  const I Cf = 2 + b.mix.below(4);
+  b.p.filter[2] = Cf;
+  b.p.input[3] = Cf * b.mix.below(3) + 1 + b.mix.below(Cf - 1);  // C % Cf in [1, Cf)
+  return semantic(b);
+}
+
+Broken depthwise_mismatch(Breaking& b) {
+  const I C = b.p.input[3];
+  I other = C + 1 + b.mix.below(3);
+  if (C > 0 && b.mix.below(2)) other = b.mix.below(C);  // 0 .. C-1
+  b.p.filter[2] = other;
+  return semantic(b);
+}
+
+Broken groups(Breaking& b) {
+  const I G = 2 + b.mix.below(3), Cf = b.p.filter[2];
+  b.p.input[3] = G * Cf;
+  b.p.filter[3] = G * b.mix.below(3) + 1 + b.mix.below(G - 1);  // O % G in [1, G)
+  return semantic(b);
+}
+
+Broken negative_output(Breaking& b) {
+  // VALID or EXPLICIT with input + pads <= extent - 2*stride: out = (I + P - e + s) / s < 0.
+  Problem& p = b.p;
+  if (p.padding.kind == PaddingKind::SAME) p.padding.kind = PaddingKind::VALID;
+  const bool rows = b.mix.below(2);
+  const I P = p.padding.kind == PaddingKind::EXPLICIT
+                  ? (rows ? p.padding.top + p.padding.bottom : p.padding.left + p.padding.right)
+                  : 0;
+  const I s = rows ? p.stride_h : p.stride_w;
+  const I slack = b.mix.below(3);
+  const I K = P + 2 * s + slack;  // dilation 1: extent K
+  (rows ? p.dilation_h : p.dilation_w) = 1;
+  p.filter[rows ? 0 : 1] = K;
+  p.input[rows ? 1 : 2] = b.mix.below(slack + 1);  // in [0, K - P - 2s]
+  return semantic(b);
+}
+
+Broken i32(Breaking& b) {
+  b.p.dtype = DType::i32;
+  return semantic(b);
+}
+
+Broken size_overflow(Breaking& b) {
+  Problem& p = b.p;
+  switch (b.mix.below(4)) {
+    case 0: {  // an operand's element count (or its bytes) overflows
+      p.padding.kind = PaddingKind::VALID;
+      p.stride_h = p.stride_w = p.dilation_h = p.dilation_w = 1;
+      p.filter[0] = p.filter[1] = 1;
+      const I big = I{1} << (52 + b.mix.below(11));  // big * 4096 >= 2^64
+      p.input = b.mix.below(2) ? std::array<I, 4>{big, 64, 64, p.input[3]}
+                               : std::array<I, 4>{1, big, 4096, p.input[3]};
+      break;
+    }
+    case 1:  // the effective filter size (K - 1) * d + 1
+      p.filter[0] = I{1} << 40;
+      p.dilation_h = (I{1} << 30) + b.mix.below(100);
+      break;
+    case 2: {  // input plus explicit padding (rows keep the pads that made them valid)
+      const Geometry g = geometry(p);
+      p.padding = Padding{PaddingKind::EXPLICIT, g.pad_top, g.pad_bottom, 0, 0};
+      p.padding.left = INT64_MAX / 2 + 1 + b.mix.below(3);
+      p.padding.right = INT64_MAX / 2 + 1;
+      break;
+    }
+    default:  // depthwise C * M, or a conv's filter tensor
+      if (is_depthwise(p.op)) {
+        p.input[3] = p.filter[2] = I{1} << 40;
+        p.filter[3] = I{1} << 30;
+      } else {
+        p.filter[3] = I{1} << 62;
+        p.filter[2] = p.input[3];            // one group
+        p.filter[0] = 2 + b.mix.below(3);    // KH * KW * Cf * O >= 2^63
+        p.padding.kind = PaddingKind::SAME;  // valid for any taps
+      }
+      break;
+  }
+  return semantic(b);
+}
+
+/// The ops a rule's construction starts from.
+enum class From { any_op, grouped_conv, depthwise, no_i32 };
+
+std::vector<Op> ops_from(From f) {
+  switch (f) {
+    case From::grouped_conv:
+      return {Op::conv2d, Op::conv2d_backprop_input, Op::conv2d_backprop_filter,
+              Op::conv2d_transpose};
+    case From::depthwise:
+      return {Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
+              Op::depthwise_conv2d_backprop_filter};
+    case From::no_i32:
+      return {Op::conv2d_backprop_filter, Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
+              Op::depthwise_conv2d_backprop_filter};
+    case From::any_op:
+      break;
+  }
+  return std::vector<Op>(std::begin(kAllOps), std::end(kAllOps));
+}
+
+/// One rule: its id, the ops it starts from, how it breaks a valid problem, and the words the
+/// refusal must contain ("{}" stands for the text the breaking chose). Adding a rule is one row.
+struct Rule {
+  const char* id;
+  From from;
+  Broken (*make)(Breaking&);
+  const char* words;
+};
+
+// clang-format off
+const Rule kRules[] = {
+    // grammar
+    {"unknown_op",         From::any_op,       unknown_op,         "unknown op '{}'"},
+    {"no_colon",           From::any_op,       no_colon,           "no ':' found"},
+    {"no_keys",            From::any_op,       no_keys,            "no keys after ':'"},
+    {"empty_item",         From::any_op,       empty_item,         "empty item between commas"},
+    {"not_key_value",      From::any_op,       not_key_value,      "is not key=value"},
+    {"unknown_key",        From::any_op,       unknown_key,        "unknown key '{}'"},
+    {"repeated_key",       From::any_op,       repeated_key,       "key '{}' given twice"},
+    {"empty_value",        From::any_op,       empty_value,        "key '{}' has an empty value"},
+    {"missing_input",      From::any_op,       missing_input,      "missing required key 'input'"},
+    {"missing_filter",     From::any_op,       missing_filter,     "missing required key 'filter'"},
+    {"wrong_dims",         From::any_op,       wrong_dims,         "expected {}"},
+    {"non_integer",        From::any_op,       non_integer,        "expected an integer, got '{}'"},
+    {"integer_overflow",   From::any_op,       integer_overflow,   "integer '{}' overflows 64 bits"},
+    {"bad_padding",        From::any_op,       bad_padding,        "expected VALID, SAME or T:B:L:R"},
+    {"bad_format",         From::any_op,       bad_format,         "expected NHWC or NCHW"},
+    {"bad_dtype",          From::any_op,       bad_dtype,          "expected f16, bf16, f32, f64 or i32"},
+    // semantics
+    {"stride",             From::any_op,       stride,             "Row and column strides should be larger than 0"},
+    {"dilation",           From::any_op,       dilation,           "Dilated rates should be larger than 0"},
+    {"negative_padding",   From::any_op,       negative_padding,   "All elements of explicit_paddings must be nonnegative"},
+    {"negative_dim",       From::any_op,       negative_dim,       "of {} must be >= 0"},
+    {"zero_filter",        From::any_op,       zero_filter,        "filter must not have zero elements"},
+    {"zero_filter_depth",  From::grouped_conv, zero_filter_depth,  "filter depth must be"},
+    {"zero_input_depth",   From::grouped_conv, zero_input_depth,   "input depth 0 gives zero groups"},
+    {"channel_mismatch",   From::grouped_conv, channel_mismatch,   "input depth must be evenly divisible by filter depth"},
+    {"depthwise_mismatch", From::depthwise,    depthwise_mismatch, "input and filter must have the same depth"},
+    {"groups",             From::grouped_conv, groups,             "output depth must be evenly divisible by number of groups"},
+    {"negative_output",    From::any_op,       negative_output,    "Computed output size would be negative"},
+    {"i32",                From::no_i32,       i32,                "dtype i32 is not allowed"},
+    {"size_overflow",      From::any_op,       size_overflow,      "overflows 64 bits"},
+};
+// clang-format on
+
+InvalidProblem make_invalid(const Rule& rule, const Problem& p, uint64_t seed) {
+  Breaking b{p, Mix{seed}, op_name(p.op), items_of(p)};
+  const Broken broken = rule.make(b);
+  std::string words = rule.words;
+  if (const std::size_t at = words.find("{}"); at != std::string::npos)
+    words.replace(at, 2, broken.slot);
+  return {broken.descriptor, words};
 }
 
 }  // namespace
@@ -684,14 +722,15 @@ rc::Gen<Case> any_case() {
 }
 
 rc::Gen<InvalidProblem> invalid_problem() {
-  return rc::gen::mapcat(
-      rc::gen::elementOf(std::vector<Rule>(std::begin(kRules), std::end(kRules))), [](Rule rule) {
-        return rc::gen::mapcat(rc::gen::elementOf(ops_for(rule)), [rule](Op op) {
-          return rc::gen::apply(
-              [rule](const Problem& p, uint64_t seed) { return make_invalid(rule, p, seed); },
-              valid_problem(op), seeds());
-        });
-      });
+  std::vector<const Rule*> rules;
+  for (const Rule& r : kRules) rules.push_back(&r);
+  return rc::gen::mapcat(rc::gen::elementOf(rules), [](const Rule* rule) {
+    return rc::gen::mapcat(rc::gen::elementOf(ops_from(rule->from)), [rule](Op op) {
+      return rc::gen::apply(
+          [rule](const Problem& p, uint64_t seed) { return make_invalid(*rule, p, seed); },
+          valid_problem(op), seeds());
+    });
+  });
 }
 
 }  // namespace convcheck::gen

@@ -81,7 +81,7 @@ std::vector<RunCase> suite_cases(const Suite& suite) {
       std::optional<FillKind> f = parse_fill(*e.fill);
       if (!f) {
         throw InvalidArgument(suite.path + ":" + std::to_string(e.line) + ": unknown fill '" +
-                              *e.fill + "' (expected exact, real, cancel, special or ramp)");
+                              *e.fill + "' (expected " + fill_names(kOracleFill) + ")");
       }
       fills.push_back(*f);
     } else {

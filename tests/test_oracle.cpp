@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/hash.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
 
@@ -338,6 +339,37 @@ BOOST_AUTO_TEST_CASE(fills_are_reproducible) {
     };
     BOOST_TEST(strip_ms(a) == strip_ms(b), fill_name(f));
   }
+}
+
+// One vocabulary (oracle/fills.h): names unique within each use and parsed back; the name lists
+// the CLI prints; the two ramps; `random` is the SplitMix64 stream seeded with seed + role.
+BOOST_AUTO_TEST_CASE(one_fill_vocabulary) {
+  for (FillUse use : {kOracleFill, kOperandsFill}) {
+    for (const FillInfo& f : fills()) {
+      BOOST_TEST(fill_info(f.kind).name == f.name);
+      if (f.uses & use) BOOST_TEST((parse_fill(f.name, use) == f.kind), f.name);
+    }
+    BOOST_TEST(!parse_fill("sparse", use));
+  }
+  BOOST_TEST(fill_names(kOracleFill) == "exact, real, cancel, special or ramp");
+  BOOST_TEST(fill_names(kOperandsFill, "|", "|") == "ones|ramp|random");
+  BOOST_TEST(kAllFills.size() == 5u);
+  BOOST_TEST(!parse_fill("ones"));  // an operands fill only
+
+  Tensor wrapped(DType::f16, {3000}, Layout::Plain), unwrapped(DType::f16, {3000}, Layout::Plain);
+  fill_tensor(wrapped, *parse_fill("ramp", kOracleFill), Role::input, 1);
+  fill_tensor(unwrapped, *parse_fill("ramp", kOperandsFill), Role::input, 1);
+  BOOST_TEST(wrapped.get(2047) == 2048.0);
+  BOOST_TEST(unwrapped.get(2047) == 2048.0);
+  BOOST_TEST(wrapped.get(2048) == 1.0);       // f16 wraps at 2048: exact integers
+  BOOST_TEST(unwrapped.get(2048) == 2048.0);  // 2049 rounds to even in f16, as in TF's tests
+
+  Tensor r(DType::f32, {100}, Layout::Plain);
+  fill_tensor(r, FillKind::random, Role::filter, 5);
+  uint64_t state = 5 + static_cast<uint64_t>(Role::filter);
+  for (int64_t i = 0; i < r.size(); ++i)
+    BOOST_TEST(r.get(i) ==
+               static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 17) - 8));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

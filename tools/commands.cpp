@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,7 +34,6 @@
 #include "plugins/plugins.h"
 #include "properties/fuzz.h"
 #include "reference/reference.h"
-#include "tools/fills.h"
 #include "tools/verify.h"
 
 namespace po = boost::program_options;
@@ -43,7 +43,8 @@ namespace convcheck::cli {
 namespace {
 
 // The commands, once: dispatch, the usage text and which take --max-bytes come from this table.
-// `synopsis` may continue on lines of its own ("\n" then 7 spaces); `summary` (may be empty, may
+// `synopsis` may continue on lines of its own ("\n" then 7 spaces); "{oracle fills}" and
+// "{operands fills}" in it become the fills' names (oracle/fills.h); `summary` (may be empty, may
 // have several lines) is printed from column 41.
 struct Command {
   const char* name;
@@ -59,12 +60,12 @@ const Command kCommands[] = {
     {"compute", cmd_compute,
      "compute PROBLEM --backend B [--input F] [--filter F] [--out-backprop F] --output F",
      "run one op on .npy operands (only the two it reads)", true},
-    {"operands", cmd_operands, "operands PROBLEM --fill ones|ramp|random [--seed S] --dir D",
+    {"operands", cmd_operands, "operands PROBLEM --fill {operands fills} [--seed S] --dir D",
      "write the operands PROBLEM reads as D/<role>.npy", true},
     {"inspect", cmd_inspect, "inspect FILE.npy [--all]",
      "print a .npy file's dtype, shape, stats and values", true},
     {"check", cmd_check,
-     "check PROBLEM [--backends a,b] [--seed S] [--fill exact|real|cancel|special|ramp] [--json]",
+     "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--json]",
      "judge backends on one case against the exact reference", true},
     {"verify", cmd_verify,
      "verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
@@ -93,11 +94,34 @@ const Command* find_command(const std::string& name) {
   return nullptr;
 }
 
+// A synopsis with its fill lists written out.
+std::string synopsis_of(const Command& c) {
+  std::string s = std::string("  ") + c.synopsis;
+  for (const auto& [slot, use] :
+       {std::pair{"{oracle fills}", kOracleFill}, std::pair{"{operands fills}", kOperandsFill}}) {
+    const std::size_t at = s.find(slot);
+    if (at != std::string::npos) s.replace(at, std::strlen(slot), fill_names(use, "|", "|"));
+  }
+  return s;
+}
+
+// The fills each --fill takes, one a line with its help (oracle/fills.h).
+std::string fill_help() {
+  std::string o;
+  for (const auto& [use, who] : {std::pair{kOracleFill, "check; a suite line's --fill F"},
+                                 std::pair{kOperandsFill, "operands"}}) {
+    o += std::string("\n--fill (") + who + "):\n";
+    for (const FillInfo& f : fills())
+      if (f.uses & use) o += "  " + (f.name + std::string(10, ' ')).substr(0, 10) + f.help + "\n";
+  }
+  return o;
+}
+
 std::string usage() {
   constexpr std::size_t kColumn = 41;
   std::string o = "usage: convcheck <command> [options]\n\ncommands:\n";
   for (const Command& c : kCommands) {
-    std::string synopsis = std::string("  ") + c.synopsis;
+    std::string synopsis = synopsis_of(c);
     const std::size_t last_line = synopsis.rfind('\n') + 1;  // 0 when there is one line
     std::string summary = c.summary;
     if (summary.empty()) {
@@ -114,6 +138,7 @@ std::string usage() {
       summary.insert(nl + 1, kColumn, ' ');
     o += synopsis + summary + "\n";
   }
+  o += fill_help();
   std::string takers;
   for (const Command& c : kCommands)
     if (c.takes_max_bytes) takers += (takers.empty() ? "" : ", ") + std::string(c.name);
@@ -285,7 +310,8 @@ int cmd_compute(const Args& args) {
 int cmd_operands(const Args& args) {
   po::options_description desc("operands");
   desc.add_options()("problem", po::value<std::string>(), "descriptor")(
-      "fill", po::value<std::string>()->default_value("ramp"), "ones | ramp | random")(
+      "fill", po::value<std::string>()->default_value("ramp"),
+      fill_names(kOperandsFill, " | ", " | ").c_str())(
       "seed", po::value<uint64_t>()->default_value(1), "seed for random")(
       "dir", po::value<std::string>(), "output directory");
   po::variables_map vm = parse(args, desc, "problem");
@@ -296,10 +322,16 @@ int cmd_operands(const Args& args) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InvalidArgument("cannot create directory " + dir + ": " + ec.message());
+  const std::string fill_text = vm["fill"].as<std::string>();
+  const std::optional<FillKind> fill = parse_fill(fill_text, kOperandsFill);
+  if (!fill) {
+    throw InvalidArgument("unknown fill '" + fill_text + "'; expected " +
+                          fill_names(kOperandsFill));
+  }
   const OpIO io = op_io(p.op);
   for (Role r : {io.a, io.b}) {
     Tensor t(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
-    fill_tensor(t, vm["fill"].as<std::string>(), vm["seed"].as<uint64_t>() + static_cast<int>(r));
+    fill_tensor(t, *fill, r, vm["seed"].as<uint64_t>());
     const std::string path = dir + "/" + role_name(r) + ".npy";
     write_npy(path, t);
     std::cout << "wrote " << path << ": " << role_name(r) << " " << shape_string(t.shape()) << " "
@@ -384,7 +416,7 @@ namespace {
 FillKind fill_option(const po::variables_map& vm) {
   const std::string f = vm["fill"].as<std::string>();
   std::optional<FillKind> k = parse_fill(f);
-  if (!k) throw InvalidArgument("--fill " + f + ": expected exact, real, cancel, special or ramp");
+  if (!k) throw InvalidArgument("--fill " + f + ": expected " + fill_names(kOracleFill));
   return *k;
 }
 

@@ -379,6 +379,262 @@ std::string command_line(const Args& args) {
   return s;
 }
 
+// --- run: reading (arguments -> suite cases, backends, report directory, resume state) --------
+
+/// What a run runs, and where it writes.
+struct RunPlan {
+  Suite suite;
+  std::vector<reports::RunCase> all_cases;
+  reports::Shard shard;
+  std::vector<const reports::RunCase*> planned;  // the cases of this shard, in suite order
+  std::vector<Label> labels;                     // backend names and implementations
+  std::vector<std::string> names;                // the labels' names
+  Chosen chosen;                                 // the implementations, in the labels' order
+  std::string dir, results_path;
+  bool resume = false;
+  reports::RunInfo info;  // run.json
+};
+
+/// What is already recorded (empty unless --resume), and what remains.
+struct RunState {
+  reports::ReadResult existing;  // results.jsonl as read (its valid bytes, a cut last line)
+  std::vector<reports::Record> records;
+  std::unordered_set<std::string> done;       // Record::key() of the recorded pairs
+  std::vector<const reports::RunCase*> todo;  // cases with a backend still to run
+  int64_t already = 0;                        // cases with every backend recorded
+  int64_t failing = 0;                        // failing pairs so far
+};
+
+std::string case_key(const reports::RunCase& c) {
+  return to_string(c.c.problem) + "|" + std::to_string(c.c.seed) + "|" + fill_name(c.c.fill);
+}
+
+// The suite's cases; every one must fit the memory limit (--max-bytes) before the first one runs,
+// so a run never stops part-way for a problem it could have refused at the start (issue 8).
+void read_cases(const po::variables_map& vm, RunPlan& plan) {
+  plan.suite = read_suite(vm["suite"].as<std::string>());
+  plan.all_cases = reports::suite_cases(plan.suite);
+  for (const reports::RunCase& c : plan.all_cases)
+    require_memory(c.c.problem, geometry(c.c.problem), MemoryUse::oracle);
+  if (vm.count("shard")) plan.shard = reports::parse_shard(vm["shard"].as<std::string>());
+  for (const reports::RunCase& c : plan.all_cases)
+    if (plan.shard.takes(c.index)) plan.planned.push_back(&c);
+}
+
+// Backends, by name (labels) and implementation. False: a named backend is unavailable.
+bool read_backends(const po::variables_map& vm, RunPlan& plan) {
+  po::variables_map bvm;
+  if (vm.count("backends")) {
+    plan.labels = parse_labels(vm["backends"].as<std::string>());
+    std::string impls;
+    for (const Label& l : plan.labels) impls += (impls.empty() ? "" : ",") + l.impl;
+    bvm.insert({"backends", po::variable_value(impls, false)});
+  }
+  std::optional<Chosen> chosen = choose_backends(bvm);
+  if (!chosen) return false;
+  plan.chosen = std::move(*chosen);
+  if (plan.labels.empty())
+    for (Backend* b : plan.chosen.list) plan.labels.push_back({b->name(), b->name()});
+  for (const Label& l : plan.labels) plan.names.push_back(l.name);
+  if (plan.chosen.list.empty())
+    throw InvalidArgument("no backend is available to run (convcheck list says why)");
+  return true;
+}
+
+void describe_run(const Args& args, RunPlan& plan) {
+  reports::RunInfo& info = plan.info;
+  info.suite = plan.suite.name;
+  info.suite_path = plan.suite.path;
+  info.suite_cases = static_cast<int64_t>(plan.all_cases.size());
+  for (const Label& l : plan.labels) info.backends.push_back({l.name, l.impl});
+  for (const std::string& s : plan.chosen.skipped) {
+    const std::size_t paren = s.find(" (");
+    info.skipped.emplace_back(s.substr(0, paren), paren == std::string::npos
+                                                      ? ""
+                                                      : s.substr(paren + 2, s.size() - paren - 3));
+  }
+  info.shard = plan.shard;
+  info.command = command_line(args);
+  info.started = reports::utc_now();
+}
+
+std::string backends_of(const reports::RunInfo& r) {
+  std::string s;
+  for (const reports::BackendLabel& b : r.backends)
+    s += (s.empty() ? "" : ",") + b.name +
+         (b.name == b.implementation ? "" : "=" + b.implementation);
+  return s;
+}
+
+// --resume: DIR/run.json must name the same suite, backends and shard; the run keeps the
+// environment it began in (the summary must not change because a run was resumed).
+void resume_run_json(RunPlan& plan) {
+  const std::string path = plan.dir + "/run.json";
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream text;
+  text << f.rdbuf();
+  const reports::RunInfo old = reports::parse_run_json(text.str(), path);
+  reports::RunInfo& info = plan.info;
+  auto differs = [&](const char* what, const std::string& was, const std::string& now) {
+    if (was != now)
+      throw InvalidArgument("--resume: " + plan.dir + " holds a run with " + what + " " + was +
+                            "; this command asks for " + now +
+                            " (rerun it as it was, or choose another --out directory)");
+  };
+  differs("suite", old.suite, info.suite);
+  differs("backends", backends_of(old), backends_of(info));
+  differs("shard", reports::to_string(old.shard), reports::to_string(info.shard));
+  if (old.suite_cases != info.suite_cases)
+    differs("suite size", std::to_string(old.suite_cases), std::to_string(info.suite_cases));
+  info.environment = old.environment;
+  info.skipped = old.skipped;
+  info.started = old.started;
+}
+
+// The environment of a new run, with the ISA each backend's kernels chose at run time (a figure
+// is only comparable with one taken on the same ISA).
+void record_environment(RunPlan& plan) {
+  reports::RunInfo& info = plan.info;
+  info.environment = reports::environment();
+  json::add(info.environment, "threads", json::make_number(omp_get_max_threads()));
+  json::Value isas = json::make_object();
+  for (std::size_t i = 0; i < plan.chosen.list.size(); ++i)
+    if (!plan.chosen.list[i]->isa().empty())
+      json::add(isas, plan.labels[i].name, json::make_string(plan.chosen.list[i]->isa()));
+  json::add(info.environment, "kernel_isa", isas);
+}
+
+// What DIR already holds: nothing (a new run), or, with --resume, the run to continue.
+reports::ReadResult read_existing(RunPlan& plan) {
+  std::error_code ec;
+  const bool has_results = std::filesystem::exists(plan.results_path, ec) &&
+                           std::filesystem::file_size(plan.results_path, ec) > 0;
+  if (has_results && !plan.resume) {
+    throw InvalidArgument(plan.results_path +
+                          " already holds results: pass --resume to continue that run, or "
+                          "choose another --out directory");
+  }
+  reports::ReadResult existing;
+  if (plan.resume && std::filesystem::exists(plan.dir + "/run.json")) {
+    resume_run_json(plan);
+  } else if (has_results) {
+    throw InvalidArgument("--resume: " + plan.dir + " has results.jsonl but no run.json");
+  }
+  if (plan.resume) {
+    existing = reports::read_results(plan.results_path);
+    if (existing.truncated_tail)
+      std::cerr << "run: " << plan.results_path
+                << ": the last line was cut short (a killed run); it is dropped and rerun\n";
+  }
+  if (plan.info.environment.is_null()) record_environment(plan);
+  return existing;
+}
+
+// The recorded pairs, checked against the suite, and the cases still to run. A case with some
+// of its backends missing is rerun on all of them.
+RunState read_state(const RunPlan& plan, reports::ReadResult existing) {
+  RunState st;
+  std::unordered_set<std::string> planned_keys;
+  for (const reports::RunCase* c : plan.planned) planned_keys.insert(case_key(*c));
+  st.records = reports::deduplicate(std::move(existing.records), plan.results_path);
+  st.existing = std::move(existing);
+  for (const reports::Record& r : st.records) {
+    if (!planned_keys.count(r.case_key()))
+      throw InvalidArgument("--resume: " + plan.results_path + " holds case " + r.case_key() +
+                            ", which is not in suite " + plan.suite.path + " (shard " +
+                            reports::to_string(plan.shard) +
+                            "): the suite changed since; choose another --out directory");
+    st.done.insert(r.key());
+  }
+  return st;
+}
+
+void plan_todo(const RunPlan& plan, RunState& st) {
+  for (const reports::RunCase* c : plan.planned) {
+    bool all_done = true;
+    const std::string ck = case_key(*c);
+    for (const std::string& n : plan.names) all_done = all_done && st.done.count(ck + "|" + n);
+    if (all_done) {
+      ++st.already;
+    } else {
+      st.todo.push_back(c);
+    }
+  }
+  for (const reports::Record& r : st.records) st.failing += reports::is_failure(r.verdict);
+}
+
+void announce(const RunPlan& plan, const RunState& st) {
+  std::string backend_list;
+  for (const Label& l : plan.labels)
+    backend_list +=
+        (backend_list.empty() ? "" : ",") + l.name + (l.name == l.impl ? "" : "=" + l.impl);
+  std::cout << "run: suite " << plan.suite.name << " (" << plan.suite.path << "), "
+            << plan.planned.size() << " cases"
+            << (plan.shard.whole() ? ""
+                                   : " of " + std::to_string(plan.all_cases.size()) + " (shard " +
+                                         reports::to_string(plan.shard) + ")")
+            << ", backends " << backend_list << "\n";
+  for (const auto& [name, reason] : plan.info.skipped)
+    std::cout << "run: skipped " << name << " (" << reason << ")\n";
+  if (plan.resume) std::cout << "run: resuming: " << st.already << " cases already recorded\n";
+  std::cout << "run: writing " << plan.dir << "/" << std::endl;
+}
+
+// --- run: running ------------------------------------------------------------------------------
+
+// Runs the cases still to do, appending each one's new records as it ends, until all are done or
+// a signal came. Returns the number of cases finished (those already recorded included).
+int64_t run_cases(const RunPlan& plan, RunState& st, Appender& out) {
+  Progress progress(static_cast<int64_t>(plan.planned.size()), st.already);
+  int64_t finished = st.already;
+  for (const reports::RunCase* c : st.todo) {
+    if (InterruptGuard::signal()) break;
+    const CaseReport report = run_case(c->c, plan.chosen.list);
+    std::vector<reports::Record> rs = reports::records_of(report, *c, plan.names);
+    std::string lines;
+    for (reports::Record& r : rs) {
+      if (st.done.count(r.key())) continue;
+      lines += reports::to_jsonl(r) + "\n";
+      st.failing += reports::is_failure(r.verdict);
+      st.records.push_back(std::move(r));
+    }
+    out.append(lines);
+    ++finished;
+    progress.update(finished, st.failing);
+  }
+  progress.finish();
+  out.sync();
+  return finished;
+}
+
+// --- run: writing (reports and the closing lines) ----------------------------------------------
+
+// Writes summary.json, junit.xml and report.html over every record, and says what happened.
+// Returns the exit code.
+int finish_run(RunPlan& plan, const RunState& st, int64_t finished, int sig, double elapsed_s) {
+  reports::RunInfo& info = plan.info;
+  info.interrupted = sig != 0;
+  info.finished = reports::utc_now();
+  info.elapsed_s = elapsed_s;
+  reports::write_reports(plan.dir, info, st.records);
+
+  std::map<std::string, int64_t> counts;
+  for (const reports::Record& r : st.records) ++counts[r.verdict];
+  std::cout << "run: " << finished << " of " << plan.planned.size() << " cases, "
+            << st.records.size() << " (case, backend) pairs:";
+  for (const char* v : reports::kVerdicts) std::cout << " " << counts[v] << " " << v << ",";
+  std::cout << " in " << duration(info.elapsed_s) << "\n";
+  std::cout << "run: reports in " << plan.dir
+            << "/: results.jsonl summary.json junit.xml report.html\n";
+  if (sig) {
+    std::cout << "run: interrupted by signal " << sig << " after " << finished - st.already
+              << " cases; rerun with --resume to continue" << std::endl;
+    return 128 + sig;
+  }
+  std::cout << std::flush;
+  return st.failing > 0 ? kCheckFailed : kOk;
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -396,217 +652,38 @@ int cmd_run(const Args& args) {
   }
   if (!vm.count("suite"))
     throw InvalidArgument("missing --suite NAME|FILE (see convcheck run --help)");
-  const Suite suite = read_suite(vm["suite"].as<std::string>());
-  const std::vector<reports::RunCase> all_cases = reports::suite_cases(suite);
-  // Every case must fit the memory limit (--max-bytes) before the first one runs, so a run never
-  // stops part-way for a problem it could have refused at the start (issue 8).
-  for (const reports::RunCase& c : all_cases)
-    require_memory(c.c.problem, geometry(c.c.problem), MemoryUse::oracle);
-  reports::Shard shard;
-  if (vm.count("shard")) shard = reports::parse_shard(vm["shard"].as<std::string>());
-  std::vector<const reports::RunCase*> planned;
-  for (const reports::RunCase& c : all_cases)
-    if (shard.takes(c.index)) planned.push_back(&c);
 
-  // Backends, by name (labels) and implementation.
-  std::vector<Label> labels;
-  po::variables_map bvm;
-  if (vm.count("backends")) {
-    labels = parse_labels(vm["backends"].as<std::string>());
-    std::string impls;
-    for (const Label& l : labels) impls += (impls.empty() ? "" : ",") + l.impl;
-    bvm.insert({"backends", po::variable_value(impls, false)});
-  }
-  std::optional<Chosen> chosen = choose_backends(bvm);
-  if (!chosen) return kUnavailable;
-  if (labels.empty())
-    for (Backend* b : chosen->list) labels.push_back({b->name(), b->name()});
-  std::vector<std::string> names;
-  for (const Label& l : labels) names.push_back(l.name);
-  if (chosen->list.empty())
-    throw InvalidArgument("no backend is available to run (convcheck list says why)");
+  // Reading.
+  RunPlan plan;
+  read_cases(vm, plan);
+  if (!read_backends(vm, plan)) return kUnavailable;
+  const reports::Shard& shard = plan.shard;
+  plan.dir = vm.count("out") ? vm["out"].as<std::string>()
+                             : "convcheck-" + plan.suite.name +
+                                   (shard.whole() ? ""
+                                                  : "-shard-" + std::to_string(shard.k) + "-of-" +
+                                                        std::to_string(shard.n));
+  check_writable(plan.dir);
+  plan.results_path = plan.dir + "/results.jsonl";
+  plan.resume = vm.count("resume") > 0;
+  describe_run(args, plan);
+  RunState st = read_state(plan, read_existing(plan));
+  Appender out(plan.results_path, st.existing.valid_bytes, st.existing.truncated_tail);
+  reports::write_file_atomic(plan.dir + "/run.json",
+                             json::dump(reports::run_json(plan.info), 1) + "\n");
+  plan_todo(plan, st);
+  announce(plan, st);
 
-  const std::string dir = vm.count("out")
-                              ? vm["out"].as<std::string>()
-                              : "convcheck-" + suite.name +
-                                    (shard.whole() ? ""
-                                                   : "-shard-" + std::to_string(shard.k) + "-of-" +
-                                                         std::to_string(shard.n));
-  check_writable(dir);
-  const std::string results_path = dir + "/results.jsonl";
-  const bool resume = vm.count("resume") > 0;
-
-  reports::RunInfo info;
-  info.suite = suite.name;
-  info.suite_path = suite.path;
-  info.suite_cases = static_cast<int64_t>(all_cases.size());
-  for (const Label& l : labels) info.backends.push_back({l.name, l.impl});
-  for (const std::string& s : chosen->skipped) {
-    const std::size_t paren = s.find(" (");
-    info.skipped.emplace_back(s.substr(0, paren), paren == std::string::npos
-                                                      ? ""
-                                                      : s.substr(paren + 2, s.size() - paren - 3));
-  }
-  info.shard = shard;
-  info.command = command_line(args);
-  info.started = reports::utc_now();
-
-  // What is already there.
-  std::error_code ec;
-  const bool has_results =
-      std::filesystem::exists(results_path, ec) && std::filesystem::file_size(results_path, ec) > 0;
-  if (has_results && !resume) {
-    throw InvalidArgument(results_path +
-                          " already holds results: pass --resume to continue that run, or "
-                          "choose another --out directory");
-  }
-  reports::ReadResult existing;
-  if (resume && std::filesystem::exists(dir + "/run.json")) {
-    std::ifstream f(dir + "/run.json", std::ios::binary);
-    std::ostringstream text;
-    text << f.rdbuf();
-    const reports::RunInfo old = reports::parse_run_json(text.str(), dir + "/run.json");
-    auto backends_of = [](const reports::RunInfo& r) {
-      std::string s;
-      for (const reports::BackendLabel& b : r.backends)
-        s += (s.empty() ? "" : ",") + b.name +
-             (b.name == b.implementation ? "" : "=" + b.implementation);
-      return s;
-    };
-    auto differs = [&](const char* what, const std::string& was, const std::string& now) {
-      if (was != now)
-        throw InvalidArgument("--resume: " + dir + " holds a run with " + what + " " + was +
-                              "; this command asks for " + now +
-                              " (rerun it as it was, or choose another --out directory)");
-    };
-    differs("suite", old.suite, info.suite);
-    differs("backends", backends_of(old), backends_of(info));
-    differs("shard", reports::to_string(old.shard), reports::to_string(info.shard));
-    if (old.suite_cases != info.suite_cases)
-      differs("suite size", std::to_string(old.suite_cases), std::to_string(info.suite_cases));
-    // The environment the run began in stays its environment (the summary must not change
-    // because a run was resumed).
-    info.environment = old.environment;
-    info.skipped = old.skipped;
-    info.started = old.started;
-  } else if (has_results) {
-    throw InvalidArgument("--resume: " + dir + " has results.jsonl but no run.json");
-  }
-  if (resume) {
-    existing = reports::read_results(results_path);
-    if (existing.truncated_tail)
-      std::cerr << "run: " << results_path
-                << ": the last line was cut short (a killed run); it is dropped and rerun\n";
-  }
-  if (info.environment.is_null()) {
-    info.environment = reports::environment();
-    json::add(info.environment, "threads", json::make_number(omp_get_max_threads()));
-    // The ISA each backend's kernels chose at run time (a figure is only comparable with one
-    // taken on the same ISA).
-    json::Value isas = json::make_object();
-    for (std::size_t i = 0; i < chosen->list.size(); ++i)
-      if (!chosen->list[i]->isa().empty())
-        json::add(isas, labels[i].name, json::make_string(chosen->list[i]->isa()));
-    json::add(info.environment, "kernel_isa", isas);
-  }
-
-  std::unordered_set<std::string> planned_keys;
-  for (const reports::RunCase* c : planned) {
-    const std::string ck =
-        to_string(c->c.problem) + "|" + std::to_string(c->c.seed) + "|" + fill_name(c->c.fill);
-    planned_keys.insert(ck);
-  }
-  std::vector<reports::Record> records =
-      reports::deduplicate(std::move(existing.records), results_path);
-  std::unordered_set<std::string> done;
-  for (const reports::Record& r : records) {
-    if (!planned_keys.count(r.case_key()))
-      throw InvalidArgument("--resume: " + results_path + " holds case " + r.case_key() +
-                            ", which is not in suite " + suite.path + " (shard " +
-                            reports::to_string(shard) +
-                            "): the suite changed since; choose another --out directory");
-    done.insert(r.key());
-  }
-
-  Appender out(results_path, existing.valid_bytes, existing.truncated_tail);
-  reports::write_file_atomic(dir + "/run.json", json::dump(reports::run_json(info), 1) + "\n");
-
-  int64_t already = 0;
-  std::vector<const reports::RunCase*> todo;
-  for (const reports::RunCase* c : planned) {
-    bool all_done = true;
-    const std::string ck =
-        to_string(c->c.problem) + "|" + std::to_string(c->c.seed) + "|" + fill_name(c->c.fill);
-    for (const std::string& n : names) all_done = all_done && done.count(ck + "|" + n);
-    if (all_done) {
-      ++already;
-    } else {
-      todo.push_back(c);
-    }
-  }
-  int64_t failing = 0;
-  for (const reports::Record& r : records) failing += reports::is_failure(r.verdict);
-
-  std::string backend_list;
-  for (const Label& l : labels)
-    backend_list +=
-        (backend_list.empty() ? "" : ",") + l.name + (l.name == l.impl ? "" : "=" + l.impl);
-  std::cout << "run: suite " << suite.name << " (" << suite.path << "), " << planned.size()
-            << " cases"
-            << (shard.whole() ? ""
-                              : " of " + std::to_string(all_cases.size()) + " (shard " +
-                                    reports::to_string(shard) + ")")
-            << ", backends " << backend_list << "\n";
-  for (const auto& [name, reason] : info.skipped)
-    std::cout << "run: skipped " << name << " (" << reason << ")\n";
-  if (resume) std::cout << "run: resuming: " << already << " cases already recorded\n";
-  std::cout << "run: writing " << dir << "/" << std::endl;
-
+  // Running, then writing.
   const auto t0 = std::chrono::steady_clock::now();
-  Progress progress(static_cast<int64_t>(planned.size()), already);
-  int64_t finished = already;
-  {
-    InterruptGuard interrupt;
-    for (const reports::RunCase* c : todo) {
-      if (InterruptGuard::signal()) break;
-      const CaseReport report = run_case(c->c, chosen->list);
-      std::vector<reports::Record> rs = reports::records_of(report, *c, names);
-      std::string lines;
-      for (reports::Record& r : rs) {
-        if (done.count(r.key())) continue;
-        lines += reports::to_jsonl(r) + "\n";
-        failing += reports::is_failure(r.verdict);
-        records.push_back(std::move(r));
-      }
-      out.append(lines);
-      ++finished;
-      progress.update(finished, failing);
-    }
-    progress.finish();
-    out.sync();
-    // A signal that came after the last case interrupted nothing.
-    const int sig = finished < static_cast<int64_t>(planned.size()) ? InterruptGuard::signal() : 0;
-    info.interrupted = sig != 0;
-    info.finished = reports::utc_now();
-    info.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    reports::write_reports(dir, info, records);
-
-    std::map<std::string, int64_t> counts;
-    for (const reports::Record& r : records) ++counts[r.verdict];
-    std::cout << "run: " << finished << " of " << planned.size() << " cases, " << records.size()
-              << " (case, backend) pairs:";
-    for (const char* v : reports::kVerdicts) std::cout << " " << counts[v] << " " << v << ",";
-    std::cout << " in " << duration(info.elapsed_s) << "\n";
-    std::cout << "run: reports in " << dir
-              << "/: results.jsonl summary.json junit.xml report.html\n";
-    if (sig) {
-      std::cout << "run: interrupted by signal " << sig << " after " << finished - already
-                << " cases; rerun with --resume to continue" << std::endl;
-      return 128 + sig;
-    }
-  }
-  std::cout << std::flush;
-  return failing > 0 ? kCheckFailed : kOk;
+  InterruptGuard interrupt;
+  const int64_t finished = run_cases(plan, st, out);
+  // A signal that came after the last case interrupted nothing.
+  const int sig =
+      finished < static_cast<int64_t>(plan.planned.size()) ? InterruptGuard::signal() : 0;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return finish_run(plan, st, finished, sig, elapsed);
 }
 
 }  // namespace convcheck::cli
