@@ -158,7 +158,8 @@ const char* verdict_class(const std::map<std::string, int64_t>& m) {
 
 std::string verdict_cell(const std::map<std::string, int64_t>& m) {
   std::string o;
-  for (const char* v : kVerdicts) {
+  for (Verdict verdict : kAllVerdicts) {
+    const char* v = verdict_name(verdict);
     auto it = m.find(v);
     if (it == m.end() || it->second == 0) continue;
     if (!o.empty()) o += " &middot; ";
@@ -179,7 +180,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   std::map<std::string, int64_t> totals;
   std::set<std::string> cases;
   for (const Record& r : records) {
-    ++totals[r.verdict];
+    ++totals[verdict_name(r.result.verdict)];
     cases.insert(r.case_key());
   }
   const int64_t planned = info.planned_cases();
@@ -213,11 +214,12 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
 
   // --- summary -----------------------------------------------------------------------------
   o += "<section id=\"summary\"><h2>Summary</h2><div>";
-  for (const char* v : kVerdicts) {
+  for (Verdict verdict : kAllVerdicts) {
+    const char* v = verdict_name(verdict);
     const int64_t n = totals.count(v) ? totals[v] : 0;
-    const char* cls = std::string(v) == "pass"         ? "ok"
-                      : is_failure(v)                  ? (n ? "bad" : "na")
-                      : std::string(v) == "mistrusted" ? (n ? "warn" : "na")
+    const char* cls = verdict == Verdict::pass         ? "ok"
+                      : is_failure(verdict)            ? (n ? "bad" : "na")
+                      : verdict == Verdict::mistrusted ? (n ? "warn" : "na")
                                                        : "na";
     o += "<span class=\"pill " + std::string(cls) + "\">" + std::to_string(n) + " " + v + "</span>";
   }
@@ -237,7 +239,8 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   std::map<std::pair<std::string, std::string>,
            std::map<std::string, std::map<std::string, int64_t>>>
       matrix;  // (op, dtype) -> backend -> verdict -> n
-  for (const Record& r : records) ++matrix[{r.op, r.dtype}][r.backend][r.verdict];
+  for (const Record& r : records)
+    ++matrix[{r.op, r.dtype}][r.backend][verdict_name(r.result.verdict)];
   o += "<section id=\"verdicts\"><h2>Verdicts: op &times; dtype &times; backend</h2>";
   o += "<table><thead><tr><th>op</th><th>dtype</th>";
   for (const std::string& b : backends) o += "<th>" + escape_markup(b) + "</th>";
@@ -293,9 +296,10 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     double max = 0;
     int64_t n = 0;
     for (const Record& r : records) {
-      if (r.backend != b || (r.verdict != "pass" && r.verdict != "fail")) continue;
-      ++counts[bin_of(r.bound_usage)];
-      max = std::max(max, r.bound_usage);
+      const BackendRecord& x = r.result;
+      if (r.backend != b || (x.verdict != Verdict::pass && x.verdict != Verdict::fail)) continue;
+      ++counts[bin_of(x.bound_usage)];
+      max = std::max(max, x.bound_usage);
       ++n;
     }
     o += "<div class=\"hist\">" +
@@ -308,7 +312,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   // --- failures ----------------------------------------------------------------------------
   std::vector<const Record*> failures;
   for (const Record& r : records)
-    if (is_failure(r.verdict)) failures.push_back(&r);
+    if (is_failure(r.result.verdict)) failures.push_back(&r);
   o += "<section id=\"failures\"><h2>Failures (" + std::to_string(failures.size()) + ")</h2>";
   if (failures.empty()) {
     o += "<p class=\"ok pill\">No failure: every judged pair passed or was not judged "
@@ -322,11 +326,13 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          "<th>reason</th><th>repro</th></tr></thead><tbody>";
     for (std::size_t i = 0; i < shown; ++i) {
       const Record& r = *failures[i];
+      const BackendRecord& x = r.result;
       o += "<tr><td>" + escape_markup(r.backend) + "</td><td class=\"bad\">" +
-           escape_markup(r.verdict) + "</td><td>" + escape_markup(r.check) + "</td><td><code>" +
-           escape_markup(r.descriptor) + "</code><br>fill " + escape_markup(r.fill) + ", seed " +
-           std::to_string(r.seed) + (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) +
-           "</td><td>" + escape_markup(r.reason) + "</td><td><code>" + escape_markup(r.repro) +
+           escape_markup(verdict_name(x.verdict)) + "</td><td>" + escape_markup(x.check) +
+           "</td><td><code>" + escape_markup(r.descriptor) + "</code><br>fill " +
+           escape_markup(fill_name(r.fill)) + ", seed " + std::to_string(r.seed) +
+           (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) + "</td><td>" +
+           escape_markup(x.reason) + "</td><td><code>" + escape_markup(x.repro) +
            "</code></td></tr>";
     }
     o += "</tbody></table>";
@@ -351,12 +357,12 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     o += "<th>" + name + "</th>";
   }
   o += "<th>all</th></tr></thead><tbody>";
-  for (const json::Value& c : json::field(cov, "classes").items) {
+  for (const json::Value& c : json::array_of(cov, "classes")) {
     o += "<tr><td title=\"" + escape_markup(json::string_of(c, "description")) + "\">" +
          escape_markup(json::string_of(c, "class")) + "</td>";
     const json::Value& by_op = json::field(c, "by_op");
     for (Op op : kAllOps) {
-      const json::Value* x = by_op.find(op_name(op));
+      const json::Value* x = json::find(by_op, op_name(op));
       if (x == nullptr) {
         o += "<td class=\"na\">&mdash;</td>";
         continue;
@@ -368,11 +374,11 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     o += "<td class=\"num\">" + std::to_string(json::integer_of(c, "cases")) + "</td></tr>";
   }
   o += "</tbody></table>";
-  const json::Value& not_run = json::field(cov, "not_run");
+  const json::Value& not_run = json::array_of(cov, "not_run");
   o += "<p class=\"note\">Classes with no case that ran: ";
-  if (not_run.items.empty()) o += "none";
-  for (std::size_t i = 0; i < not_run.items.size(); ++i)
-    o += (i ? ", " : "") + escape_markup(not_run.items[i].s);
+  if (not_run.empty()) o += "none";
+  for (std::size_t i = 0; i < not_run.size(); ++i)
+    o += (i ? ", " : "") + escape_markup(not_run[i].get<std::string>());
   o += ".</p></section>";
 
   // --- performance -------------------------------------------------------------------------
@@ -390,10 +396,10 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     const Record* slowest = nullptr;
     std::map<std::string, std::vector<double>> by_op;
     for (const Record& r : records) {
-      if (r.backend != b || r.verdict == "unsupported") continue;
-      ms.push_back(r.ms);
-      by_op[r.op].push_back(r.ms);
-      if (slowest == nullptr || r.ms > slowest->ms) slowest = &r;
+      if (r.backend != b || r.result.verdict == Verdict::unsupported) continue;
+      ms.push_back(r.result.ms);
+      by_op[r.op].push_back(r.result.ms);
+      if (slowest == nullptr || r.result.ms > slowest->result.ms) slowest = &r;
     }
     double total = 0;
     for (double x : ms) total += x;
@@ -403,7 +409,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          fmt("%.3f", quantile(ms, 0.9)) + "</td><td class=\"num\">" +
          fmt("%.3f", ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end())) + "</td><td>" +
          (slowest ? "<code>" + escape_markup(slowest->descriptor) + "</code> (" +
-                        escape_markup(slowest->fill) + ")"
+                        escape_markup(fill_name(slowest->fill)) + ")"
                   : "&mdash;") +
          "</td></tr>";
     for (Op op : kAllOps) {
@@ -422,9 +428,9 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   // --- environment -------------------------------------------------------------------------
   o += "<section id=\"environment\"><h2>Environment</h2><table><tbody>";
   if (info.environment.is_object()) {
-    for (const auto& [k, v] : info.environment.fields)
-      o += "<tr><th>" + escape_markup(k) + "</th><td>" +
-           escape_markup(v.is_string() ? v.s : json::dump(v)) + "</td></tr>";
+    for (auto it = info.environment.begin(); it != info.environment.end(); ++it)
+      o += "<tr><th>" + escape_markup(it.key()) + "</th><td>" +
+           escape_markup(it->is_string() ? it->get<std::string>() : json::dump(*it)) + "</td></tr>";
   }
   o += "<tr><th>suite</th><td>" + escape_markup(info.suite) + " (" +
        escape_markup(info.suite_path) + ", " + std::to_string(info.suite_cases) +
