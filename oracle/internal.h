@@ -84,8 +84,4 @@ struct RelationContext {
 std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx);
 std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext& ctx);
 
-// ---- JSON helpers (json.cpp) ----
-std::string json_string(const std::string& s);
-std::string json_number(double v);
-
 }  // namespace convcheck::oracle_detail

@@ -13,6 +13,16 @@ namespace convcheck {
 
 using namespace oracle_detail;
 
+std::optional<Verdict> parse_verdict(std::string_view s) {
+  for (Verdict v : kAllVerdicts)
+    if (s == verdict_name(v)) return v;
+  return std::nullopt;
+}
+
+bool is_failure(Verdict v) {
+  return v == Verdict::fail || v == Verdict::crashed || v == Verdict::timeout;
+}
+
 const char* verdict_name(Verdict v) {
   switch (v) {
     case Verdict::pass:
@@ -301,98 +311,6 @@ BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& r
                       ? "the result is empty: nothing to compare"
                       : "the exact result is all zeros: too degenerate to judge");
   return finish(Verdict::pass, "", "");
-}
-
-std::string oracle_detail::json_string(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        o += "\\\"";
-        break;
-      case '\\':
-        o += "\\\\";
-        break;
-      case '\n':
-        o += "\\n";
-        break;
-      case '\t':
-        o += "\\t";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          o += buf;
-        } else {
-          o += static_cast<char>(ch);
-        }
-    }
-  }
-  return o + "\"";
-}
-
-std::string oracle_detail::json_number(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
-namespace {
-
-std::string relations_json(const std::vector<RelationResult>& rs) {
-  std::string o = "[";
-  for (std::size_t i = 0; i < rs.size(); ++i) {
-    const RelationResult& r = rs[i];
-    o += std::string(i ? "," : "") + "{\"name\":" + json_string(r.name) +
-         ",\"applicable\":" + (r.applicable ? "true" : "false") +
-         ",\"passed\":" + (r.applicable ? (r.passed ? "true" : "false") : "null") +
-         ",\"residual\":" + json_number(r.residual) + ",\"slack\":" + json_number(r.slack) +
-         ",\"detail\":" + json_string(r.detail) + "}";
-  }
-  return o + "]";
-}
-
-std::string admission_json(const Admission& a) {
-  return "{\"kind\":" + json_string(admission_kind_name(a.kind)) +
-         ",\"message\":" + json_string(a.message) + "}";
-}
-
-}  // namespace
-
-std::string to_json(const CaseReport& r) {
-  std::string o =
-      "{\"problem\":" + json_string(to_string(r.c.problem)) +
-      ",\"seed\":" + std::to_string(r.c.seed) + ",\"fill\":" + json_string(fill_name(r.c.fill)) +
-      ",\"tf_admission\":{\"cpu\":" + admission_json(r.admission.cpu) +
-      ",\"gpu\":" + admission_json(r.admission.gpu) + "}" +
-      ",\"odd_one_out\":" + (r.odd_one_out.empty() ? "null" : json_string(r.odd_one_out)) +
-      ",\"backends\":[";
-  for (std::size_t i = 0; i < r.records.size(); ++i) {
-    const BackendRecord& b = r.records[i];
-    o += std::string(i ? "," : "") + "{\"backend\":" + json_string(b.backend) +
-         ",\"verdict\":" + json_string(verdict_name(b.verdict)) +
-         ",\"check\":" + json_string(b.check) + ",\"reason\":" + json_string(b.reason) +
-         ",\"contract\":" + json_string(b.contract) +
-         ",\"bound_usage\":" + json_number(b.bound_usage) +
-         ",\"mismatches\":" + std::to_string(b.mismatches) + ",\"first_offender\":";
-    if (b.first) {
-      const Offender& f = *b.first;
-      o += "{\"coord\":[" + std::to_string(f.coord[0]) + "," + std::to_string(f.coord[1]) + "," +
-           std::to_string(f.coord[2]) + "," + std::to_string(f.coord[3]) +
-           "],\"index\":" + std::to_string(f.index) + ",\"ref\":" + json_number(f.ref) +
-           ",\"got\":" + json_number(f.got) + ",\"bound\":" + json_number(f.bound) + "}";
-    } else {
-      o += "null";
-    }
-    o += ",\"adjoint\":" + relations_json(b.adjoint) +
-         ",\"metamorphic\":" + relations_json(b.metamorphic) + ",\"ms\":" + json_number(b.ms) +
-         ",\"repro\":" + json_string(b.repro) + "}";
-  }
-  return o + "]}";
 }
 
 std::string to_text(const CaseReport& r) {

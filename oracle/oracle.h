@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,7 +42,13 @@ struct Case {
 std::string repro_line(const Case& c, const std::string& backend);
 
 enum class Verdict { pass, fail, unsupported, mistrusted, crashed, timeout };
+inline constexpr Verdict kAllVerdicts[] = {Verdict::pass,        Verdict::fail,
+                                           Verdict::unsupported, Verdict::mistrusted,
+                                           Verdict::crashed,     Verdict::timeout};
 const char* verdict_name(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view s);
+/// Whether a verdict fails a run (fail, crashed, timeout). mistrusted and unsupported do not.
+bool is_failure(Verdict v);
 
 /// A result element that broke its bound: coordinates in logical order (n, h, w, c for activations;
 /// kh, kw, in, out for filters).
@@ -113,8 +120,21 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
 BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& result,
                            const NumericContract& k, bool bitwise, const std::string& name);
 
-/// One JSON object with every figure (verdicts, bound usage, adjoint residuals and slack,
-/// metamorphic results, admission, repro lines).
+/// The one JSON form of a backend's record, used by check --json, verify --json and run's
+/// results.jsonl (core/json.h conventions), keys in this order: backend, verdict, check, reason,
+/// contract, bound_usage, mismatches, first_offender ({coord, index, ref, got, bound} or null),
+/// adjoint, metamorphic ([{name, applicable, passed (null when not applicable), residual, slack,
+/// detail}]), ms, repro.
+nlohmann::ordered_json to_json(const BackendRecord& b);
+/// Reads to_json's keys back, all but "backend" (left empty: results.jsonl names the backend its
+/// own way). Throws std::runtime_error naming the field that is missing, mistyped or unknown.
+BackendRecord backend_record_from_json(const nlohmann::ordered_json& o);
+/// {cpu: {kind, message}, gpu: {kind, message}}, and back (an unknown kind is an error).
+nlohmann::ordered_json to_json(const TfAdmission& a);
+TfAdmission admission_from_json(const nlohmann::ordered_json& o);
+
+/// One JSON object with every figure: problem, seed, fill, tf_admission, odd_one_out, backends
+/// (to_json of each record).
 std::string to_json(const CaseReport& r);
 /// A few lines for a person.
 std::string to_text(const CaseReport& r);

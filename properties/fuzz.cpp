@@ -36,10 +36,6 @@ int size_for(int64_t i) {
   return static_cast<int>(std::min<int64_t>(kMaxSize, 2 + i * (kMaxSize - 2) / kRampCases));
 }
 
-bool is_failure(Verdict v) {
-  return v == Verdict::fail || v == Verdict::crashed || v == Verdict::timeout;
-}
-
 bool same_case(const Case& a, const Case& b) {
   return a.problem == b.problem && a.seed == b.seed && a.fill == b.fill;
 }

@@ -65,10 +65,6 @@ struct RegisterBackends {
   }
 };
 
-bool is_failure(Verdict v) {
-  return v == Verdict::fail || v == Verdict::crashed || v == Verdict::timeout;
-}
-
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

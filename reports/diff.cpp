@@ -6,7 +6,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "reports/json.h"
+#include "core/json.h"
 
 namespace convcheck::reports {
 
@@ -20,7 +20,7 @@ double median(std::vector<double> v) {
 }
 
 bool judged(const Record& r) {
-  return r.verdict == "pass" || r.verdict == "fail";
+  return r.result.verdict == Verdict::pass || r.result.verdict == Verdict::fail;
 }
 
 std::string fmt(const char* f, double v) {
@@ -31,23 +31,23 @@ std::string fmt(const char* f, double v) {
 
 json::Value change_json(const Change& c) {
   using namespace json;
-  Value o = make_object();
-  add(o, "backend", make_string(c.b.backend));
-  add(o, "descriptor", make_string(c.b.descriptor));
-  add(o, "seed", make_number(static_cast<double>(c.b.seed)));
-  add(o, "fill", make_string(c.b.fill));
-  add(o, "tag", make_string(c.b.tag));
-  Value a = make_object(), b = make_object();
+  Value o = Value::object();
+  o["backend"] = c.b.backend;
+  o["descriptor"] = c.b.descriptor;
+  o["seed"] = c.b.seed;
+  o["fill"] = fill_name(c.b.fill);
+  o["tag"] = c.b.tag;
+  Value a = Value::object(), b = Value::object();
   for (auto [x, r] : {std::pair<Value*, const Record*>{&a, &c.a}, {&b, &c.b}}) {
-    add(*x, "verdict", make_string(r->verdict));
-    add(*x, "check", make_string(r->check));
-    add(*x, "reason", make_string(r->reason));
-    add(*x, "bound_usage", make_number(r->bound_usage));
-    add(*x, "ms", make_number(r->ms));
-    add(*x, "repro", make_string(r->repro));
+    (*x)["verdict"] = verdict_name(r->result.verdict);
+    (*x)["check"] = r->result.check;
+    (*x)["reason"] = r->result.reason;
+    (*x)["bound_usage"] = r->result.bound_usage;
+    (*x)["ms"] = r->result.ms;
+    (*x)["repro"] = r->result.repro;
   }
-  add(o, "a", a);
-  add(o, "b", b);
+  o["a"] = a;
+  o["b"] = b;
   return o;
 }
 
@@ -80,20 +80,22 @@ DiffResult diff(const std::vector<Record>& a, const std::vector<Record>& b,
     seen[rb.key()] = true;
     ++d.matched;
     const Record& ra = *it->second;
-    const bool fa = is_failure(ra.verdict), fb = is_failure(rb.verdict);
+    const BackendRecord &a = ra.result, &b = rb.result;
+    const bool fa = is_failure(a.verdict), fb = is_failure(b.verdict);
     if (!fa && fb) {
       d.new_failures.push_back({ra, rb});
-    } else if (fa && rb.verdict == "pass") {
+    } else if (fa && b.verdict == Verdict::pass) {
       d.fixed.push_back({ra, rb});
-    } else if (ra.verdict != rb.verdict) {
+    } else if (a.verdict != b.verdict) {
       d.other.push_back({ra, rb});
-    } else if (judged(ra) && judged(rb) && rb.bound_usage > options.bound_floor &&
-               rb.bound_usage > options.bound_growth * ra.bound_usage) {
+    } else if (judged(ra) && judged(rb) && b.bound_usage > options.bound_floor &&
+               b.bound_usage > options.bound_growth * a.bound_usage) {
       d.bound_growth.push_back({ra, rb});
     }
-    if (ra.verdict != "unsupported" && rb.verdict != "unsupported" && ra.ms >= options.min_ms &&
-        rb.ms >= options.min_ms && std::isfinite(ra.ms) && std::isfinite(rb.ms)) {
-      const double lr = std::log(rb.ms / ra.ms);
+    if (a.verdict != Verdict::unsupported && b.verdict != Verdict::unsupported &&
+        a.ms >= options.min_ms && b.ms >= options.min_ms && std::isfinite(a.ms) &&
+        std::isfinite(b.ms)) {
+      const double lr = std::log(b.ms / a.ms);
       groups[{rb.backend, rb.op}].push_back(lr);
       per_backend[rb.backend].push_back(lr);
     } else {
@@ -144,17 +146,18 @@ std::string diff_text(const DiffResult& d, const std::string& a_name, const std:
     o += head;
     for (const Change& c : cs) {
       auto v = [&](const Record& r) {
-        std::string s = r.verdict + (r.check.empty() ? "" : " [" + r.check + "]");
-        if (show_usage) s = "usage " + fmt("%.3g", r.bound_usage);
+        const BackendRecord& b = r.result;
+        std::string s = verdict_name(b.verdict) + (b.check.empty() ? "" : " [" + b.check + "]");
+        if (show_usage) s = "usage " + fmt("%.3g", b.bound_usage);
         return s;
       };
       char line[400];
       std::snprintf(line, sizeof line, "  %-14s %-22s %-22s ", c.b.backend.c_str(), v(c.a).c_str(),
                     v(c.b).c_str());
-      o += line + c.b.descriptor + " (fill " + c.b.fill + ", seed " + std::to_string(c.b.seed) +
-           ")\n";
-      if (!c.b.reason.empty() && !show_usage) o += "      B: " + c.b.reason + "\n";
-      o += "      repro: " + c.b.repro + "\n";
+      o += line + c.b.descriptor + " (fill " + fill_name(c.b.fill) + ", seed " +
+           std::to_string(c.b.seed) + ")\n";
+      if (!c.b.result.reason.empty() && !show_usage) o += "      B: " + c.b.result.reason + "\n";
+      o += "      repro: " + c.b.result.repro + "\n";
     }
   };
   list("NEW FAILURES", d.new_failures, false);
@@ -195,39 +198,38 @@ std::string diff_text(const DiffResult& d, const std::string& a_name, const std:
 
 std::string diff_json(const DiffResult& d, const std::string& a_name, const std::string& b_name) {
   using namespace json;
-  Value o = make_object();
-  add(o, "a", make_string(a_name));
-  add(o, "b", make_string(b_name));
-  add(o, "regression", make_bool(d.regression()));
-  add(o, "matched", make_number(static_cast<double>(d.matched)));
-  add(o, "only_a", make_number(static_cast<double>(d.only_a)));
-  add(o, "only_b", make_number(static_cast<double>(d.only_b)));
+  Value o = Value::object();
+  o["a"] = a_name;
+  o["b"] = b_name;
+  o["regression"] = d.regression();
+  o["matched"] = d.matched;
+  o["only_a"] = d.only_a;
+  o["only_b"] = d.only_b;
   for (auto [name, cs] :
        {std::pair<const char*, const std::vector<Change>*>{"new_failures", &d.new_failures},
         {"fixed", &d.fixed},
         {"bound_growth", &d.bound_growth},
         {"other_changes", &d.other}}) {
-    Value a = make_array();
-    for (const Change& c : *cs) a.items.push_back(change_json(c));
-    add(o, name, a);
+    Value a = Value::array();
+    for (const Change& c : *cs) a.push_back(change_json(c));
+    o[name] = a;
   }
-  Value perf = make_array();
+  Value perf = Value::array();
   for (const PerfGroup& g : d.perf) {
-    Value x = make_object();
-    add(x, "backend", make_string(g.backend));
-    add(x, "op", make_string(g.op));
-    add(x, "pairs", make_number(static_cast<double>(g.pairs)));
-    add(x, "median_ratio", make_number(g.median_ratio));
-    add(x, "threshold", make_number(g.threshold));
-    add(x, "sigma", make_number(g.sigma));
-    add(x, "change",
-        make_string(g.change == PerfGroup::Change::slower   ? "slower"
-                    : g.change == PerfGroup::Change::faster ? "faster"
-                                                            : "none"));
-    perf.items.push_back(x);
+    Value x = Value::object();
+    x["backend"] = g.backend;
+    x["op"] = g.op;
+    x["pairs"] = g.pairs;
+    x["median_ratio"] = g.median_ratio;
+    x["threshold"] = g.threshold;
+    x["sigma"] = g.sigma;
+    x["change"] = g.change == PerfGroup::Change::slower   ? "slower"
+                  : g.change == PerfGroup::Change::faster ? "faster"
+                                                          : "none";
+    perf.push_back(x);
   }
-  add(o, "performance", perf);
-  add(o, "perf_untimed", make_number(static_cast<double>(d.perf_untimed)));
+  o["performance"] = perf;
+  o["perf_untimed"] = d.perf_untimed;
   return dump(o, 1) + "\n";
 }
 

@@ -1,14 +1,21 @@
-// report.html: see render.h. Everything is drawn here, in C++, as HTML tables and inline SVG;
-// the page's script only adds the failure filter and checks that every section rendered.
+// report.html: see render.h. The page is reports/report.html.in (style, script, layout), embedded
+// at build time as kReportTemplate; its {{slots}} are filled here, each section drawn in C++ as
+// HTML tables and inline SVG. The page's script only adds the failure filter and checks that every
+// section rendered.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string_view>
 
 #include "reports/render.h"
 
 namespace convcheck::reports {
+
+// reports/report.html.in, as text (generated: report_template.cpp).
+extern const char kReportTemplate[];
 
 namespace {
 
@@ -26,57 +33,6 @@ double quantile(std::vector<double> v, double q) {
   const std::size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
-
-const char* kStyle = R"(
-body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#1d2330;color:#fff;padding:18px 28px}
-header h1{margin:0 0 6px 0;font-size:22px;font-weight:600}
-header .sub{color:#c8cfdb;font-size:13px}
-main{padding:10px 28px 40px 28px;max-width:1400px}
-section{overflow-x:auto;background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:18px 0;padding:14px 18px}
-h2{font-size:17px;margin:0 0 10px 0}
-h3{font-size:14px;margin:14px 0 6px 0}
-table{border-collapse:collapse;font-size:12.5px}
-th,td{border:1px solid #e1e4ea;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eef1f5;font-weight:600}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.ok{background:#e3f4e6}.bad{background:#fbe1e0}.warn{background:#fdf1d6}.na{background:#f0f1f3;color:#7a8190}
-.pill{display:inline-block;border-radius:10px;padding:2px 9px;margin:2px 4px 2px 0;font-size:12.5px}
-code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11.5px;word-break:break-all}
-.note{color:#5a6272;font-size:12.5px;margin:6px 0}
-.hist{display:inline-block;margin:4px 18px 8px 0;vertical-align:top}
-input#failure-filter{width:360px;padding:4px 6px;margin:0 0 8px 0;font-size:12.5px}
-)";
-
-const char* kScript = R"(
-(function () {
-  var body = document.body;
-  var input = document.getElementById('failure-filter');
-  if (input) {
-    input.addEventListener('input', function () {
-      var q = input.value.toLowerCase();
-      var rows = document.querySelectorAll('#failures tbody tr');
-      var shown = 0;
-      for (var i = 0; i < rows.length; i++) {
-        var hit = rows[i].textContent.toLowerCase().indexOf(q) >= 0;
-        rows[i].style.display = hit ? '' : 'none';
-        if (hit) shown++;
-      }
-      document.getElementById('failure-count').textContent = shown + ' shown';
-    });
-  }
-  var want = ['summary', 'verdicts', 'bound-usage', 'failures', 'coverage', 'performance',
-              'environment'];
-  var done = [];
-  for (var k = 0; k < want.length; k++) {
-    var s = document.getElementById(want[k]);
-    if (s && s.querySelector('h2') && s.children.length > 1) done.push(want[k]);
-  }
-  body.setAttribute('data-sections', done.join(','));
-  if (done.length === want.length && !body.getAttribute('data-errors'))
-    body.setAttribute('data-rendered', 'ok');
-})();
-)";
 
 // One SVG histogram: bars for `counts` with `labels` under them.
 std::string histogram(const std::string& title, const std::vector<std::string>& labels,
@@ -158,7 +114,8 @@ const char* verdict_class(const std::map<std::string, int64_t>& m) {
 
 std::string verdict_cell(const std::map<std::string, int64_t>& m) {
   std::string o;
-  for (const char* v : kVerdicts) {
+  for (Verdict verdict : kAllVerdicts) {
+    const char* v = verdict_name(verdict);
     auto it = m.find(v);
     if (it == m.end() || it->second == 0) continue;
     if (!o.empty()) o += " &middot; ";
@@ -167,57 +124,44 @@ std::string verdict_cell(const std::map<std::string, int64_t>& m) {
   return o.empty() ? "&mdash;" : o;
 }
 
-}  // namespace
-
-std::string report_html(const RunInfo& info, const std::vector<Record>& records) {
+// What every section draws from: the run, its records (report order) and the backends' names
+// (the run's, then any other a record names).
+struct Page {
+  const RunInfo& info;
+  const std::vector<Record>& records;
   std::vector<std::string> backends;
-  for (const BackendLabel& b : info.backends) backends.push_back(b.name);
-  for (const Record& r : records)
-    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
-      backends.push_back(r.backend);
+};
 
-  std::map<std::string, int64_t> totals;
+std::string subtitle(const Page& p) {
+  const RunInfo& info = p.info;
   std::set<std::string> cases;
-  for (const Record& r : records) {
-    ++totals[r.verdict];
-    cases.insert(r.case_key());
-  }
+  for (const Record& r : p.records) cases.insert(r.case_key());
   const int64_t planned = info.planned_cases();
   const int64_t planned_pairs = planned * static_cast<int64_t>(info.backends.size());
-  const bool complete = static_cast<int64_t>(records.size()) >= planned_pairs;
-
-  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  o += "<title>convcheck report: " + escape_markup(info.suite) + "</title>";
-  o += "<style>" + std::string(kStyle) + "</style>";
-  // Errors in the page's own script land on <body data-errors> (the headless test reads it).
-  o += "<script>window.onerror=function(m,s,l){var b=document.body||document.documentElement;"
-       "b.setAttribute('data-errors',(b.getAttribute('data-errors')||'')+m+' (line '+l+'); ');"
-       "};</script>";
-  o += "</head><body>";
-  o += "<header><h1>convcheck run: " + escape_markup(info.suite) + "</h1><div class=\"sub\">" +
-       std::to_string(cases.size()) + " of " + std::to_string(planned) + " cases, " +
-       std::to_string(records.size()) + " of " + std::to_string(planned_pairs) +
-       " (case, backend) pairs" + (complete ? "" : " &mdash; <b>incomplete</b>") +
-       (info.interrupted ? " (interrupted; rerun with --resume)" : "") + " &middot; backends " +
-       escape_markup([&] {
-         std::string s;
-         for (const BackendLabel& b : info.backends)
-           s += (s.empty() ? "" : ", ") + b.name +
+  const bool complete = static_cast<int64_t>(p.records.size()) >= planned_pairs;
+  std::string backends;
+  for (const BackendLabel& b : info.backends)
+    backends += (backends.empty() ? "" : ", ") + b.name +
                 (b.name == b.implementation ? "" : " (stood in for by " + b.implementation + ")");
-         return s;
-       }()) +
-       " &middot; " + escape_markup(info.started) +
-       (info.finished.empty() ? "" : " to " + escape_markup(info.finished)) +
-       "</div></header><main>";
+  return std::to_string(cases.size()) + " of " + std::to_string(planned) + " cases, " +
+         std::to_string(p.records.size()) + " of " + std::to_string(planned_pairs) +
+         " (case, backend) pairs" + (complete ? "" : " &mdash; <b>incomplete</b>") +
+         (info.interrupted ? " (interrupted; rerun with --resume)" : "") + " &middot; backends " +
+         escape_markup(backends) + " &middot; " + escape_markup(info.started) +
+         (info.finished.empty() ? "" : " to " + escape_markup(info.finished));
+}
 
-  // --- summary -----------------------------------------------------------------------------
-  o += "<section id=\"summary\"><h2>Summary</h2><div>";
-  for (const char* v : kVerdicts) {
+std::string summary_section(const Page& p) {
+  const RunInfo& info = p.info;
+  std::map<std::string, int64_t> totals;
+  for (const Record& r : p.records) ++totals[verdict_name(r.result.verdict)];
+  std::string o = "<section id=\"summary\"><h2>Summary</h2><div>";
+  for (Verdict verdict : kAllVerdicts) {
+    const char* v = verdict_name(verdict);
     const int64_t n = totals.count(v) ? totals[v] : 0;
-    const char* cls = std::string(v) == "pass"         ? "ok"
-                      : is_failure(v)                  ? (n ? "bad" : "na")
-                      : std::string(v) == "mistrusted" ? (n ? "warn" : "na")
+    const char* cls = verdict == Verdict::pass         ? "ok"
+                      : is_failure(verdict)            ? (n ? "bad" : "na")
+                      : verdict == Verdict::mistrusted ? (n ? "warn" : "na")
                                                        : "na";
     o += "<span class=\"pill " + std::string(cls) + "\">" + std::to_string(n) + " " + v + "</span>";
   }
@@ -233,12 +177,18 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
        "declined, with its reason) and mistrusted (too degenerate to judge) do not, and are "
        "never counted as passed.</p></section>";
 
-  // --- verdict matrix ----------------------------------------------------------------------
+  return o;
+}
+
+std::string verdicts_section(const Page& p) {
+  const std::vector<Record>& records = p.records;
+  const std::vector<std::string>& backends = p.backends;
   std::map<std::pair<std::string, std::string>,
            std::map<std::string, std::map<std::string, int64_t>>>
       matrix;  // (op, dtype) -> backend -> verdict -> n
-  for (const Record& r : records) ++matrix[{r.op, r.dtype}][r.backend][r.verdict];
-  o += "<section id=\"verdicts\"><h2>Verdicts: op &times; dtype &times; backend</h2>";
+  for (const Record& r : records)
+    ++matrix[{r.op, r.dtype}][r.backend][verdict_name(r.result.verdict)];
+  std::string o = "<section id=\"verdicts\"><h2>Verdicts: op &times; dtype &times; backend</h2>";
   o += "<table><thead><tr><th>op</th><th>dtype</th>";
   for (const std::string& b : backends) o += "<th>" + escape_markup(b) + "</th>";
   o += "</tr></thead><tbody>";
@@ -266,7 +216,12 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          "\">no case recorded</td></tr>";
   o += "</tbody></table></section>";
 
-  // --- bound usage -------------------------------------------------------------------------
+  return o;
+}
+
+std::string bound_usage_section(const Page& p) {
+  const std::vector<Record>& records = p.records;
+  const std::vector<std::string>& backends = p.backends;
   static const std::vector<std::string> labels = {"0",    "<1e-6", "1e-6",    "1e-5",  "1e-4",
                                                   "1e-3", "1e-2",  "0.1-0.5", "0.5-1", ">1"};
   auto bin_of = [](double u) -> std::size_t {
@@ -284,7 +239,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   std::vector<std::string> colors(labels.size(), "#5b8bd0");
   colors[8] = "#e0a43a";
   colors[9] = "#d0524b";
-  o += "<section id=\"bound-usage\"><h2>Bound usage per backend</h2>";
+  std::string o = "<section id=\"bound-usage\"><h2>Bound usage per backend</h2>";
   o += "<p class=\"note\">For each judged (case, backend) pair: the largest |got &minus; exact| / "
        "tau over the result, tau being the error bound of the backend's own numeric contract. 0 "
        "means bit-exact; the bins from 1e-6 on are decades; above 1 the pair fails.</p>";
@@ -293,9 +248,10 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     double max = 0;
     int64_t n = 0;
     for (const Record& r : records) {
-      if (r.backend != b || (r.verdict != "pass" && r.verdict != "fail")) continue;
-      ++counts[bin_of(r.bound_usage)];
-      max = std::max(max, r.bound_usage);
+      const BackendRecord& x = r.result;
+      if (r.backend != b || (x.verdict != Verdict::pass && x.verdict != Verdict::fail)) continue;
+      ++counts[bin_of(x.bound_usage)];
+      max = std::max(max, x.bound_usage);
       ++n;
     }
     o += "<div class=\"hist\">" +
@@ -305,11 +261,16 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   }
   o += "</section>";
 
-  // --- failures ----------------------------------------------------------------------------
+  return o;
+}
+
+std::string failures_section(const Page& p) {
+  const std::vector<Record>& records = p.records;
   std::vector<const Record*> failures;
   for (const Record& r : records)
-    if (is_failure(r.verdict)) failures.push_back(&r);
-  o += "<section id=\"failures\"><h2>Failures (" + std::to_string(failures.size()) + ")</h2>";
+    if (is_failure(r.result.verdict)) failures.push_back(&r);
+  std::string o =
+      "<section id=\"failures\"><h2>Failures (" + std::to_string(failures.size()) + ")</h2>";
   if (failures.empty()) {
     o += "<p class=\"ok pill\">No failure: every judged pair passed or was not judged "
          "(unsupported, mistrusted).</p>";
@@ -322,11 +283,13 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          "<th>reason</th><th>repro</th></tr></thead><tbody>";
     for (std::size_t i = 0; i < shown; ++i) {
       const Record& r = *failures[i];
+      const BackendRecord& x = r.result;
       o += "<tr><td>" + escape_markup(r.backend) + "</td><td class=\"bad\">" +
-           escape_markup(r.verdict) + "</td><td>" + escape_markup(r.check) + "</td><td><code>" +
-           escape_markup(r.descriptor) + "</code><br>fill " + escape_markup(r.fill) + ", seed " +
-           std::to_string(r.seed) + (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) +
-           "</td><td>" + escape_markup(r.reason) + "</td><td><code>" + escape_markup(r.repro) +
+           escape_markup(verdict_name(x.verdict)) + "</td><td>" + escape_markup(x.check) +
+           "</td><td><code>" + escape_markup(r.descriptor) + "</code><br>fill " +
+           escape_markup(fill_name(r.fill)) + ", seed " + std::to_string(r.seed) +
+           (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) + "</td><td>" +
+           escape_markup(x.reason) + "</td><td><code>" + escape_markup(x.repro) +
            "</code></td></tr>";
     }
     o += "</tbody></table>";
@@ -336,10 +299,15 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
   }
   o += "</section>";
 
-  // --- coverage ----------------------------------------------------------------------------
+  return o;
+}
+
+std::string coverage_section(const Page& p) {
+  const RunInfo& info = p.info;
+  const std::vector<Record>& records = p.records;
   const json::Value summary = json::parse(summary_json(info, records));
   const json::Value& cov = json::field(summary, "coverage");
-  o += "<section id=\"coverage\"><h2>Coverage of the equivalence classes</h2>";
+  std::string o = "<section id=\"coverage\"><h2>Coverage of the equivalence classes</h2>";
   o += "<p class=\"note\">Cases per class and op, &ldquo;ran&rdquo; in brackets when fewer ran "
        "(a case runs when a backend executed it). Red: the op admits the class and no case of "
        "it ran. &mdash;: the op does not admit the class.</p>";
@@ -351,12 +319,12 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     o += "<th>" + name + "</th>";
   }
   o += "<th>all</th></tr></thead><tbody>";
-  for (const json::Value& c : json::field(cov, "classes").items) {
+  for (const json::Value& c : json::array_of(cov, "classes")) {
     o += "<tr><td title=\"" + escape_markup(json::string_of(c, "description")) + "\">" +
          escape_markup(json::string_of(c, "class")) + "</td>";
     const json::Value& by_op = json::field(c, "by_op");
     for (Op op : kAllOps) {
-      const json::Value* x = by_op.find(op_name(op));
+      const json::Value* x = json::find(by_op, op_name(op));
       if (x == nullptr) {
         o += "<td class=\"na\">&mdash;</td>";
         continue;
@@ -368,15 +336,20 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     o += "<td class=\"num\">" + std::to_string(json::integer_of(c, "cases")) + "</td></tr>";
   }
   o += "</tbody></table>";
-  const json::Value& not_run = json::field(cov, "not_run");
+  const json::Value& not_run = json::array_of(cov, "not_run");
   o += "<p class=\"note\">Classes with no case that ran: ";
-  if (not_run.items.empty()) o += "none";
-  for (std::size_t i = 0; i < not_run.items.size(); ++i)
-    o += (i ? ", " : "") + escape_markup(not_run.items[i].s);
+  if (not_run.empty()) o += "none";
+  for (std::size_t i = 0; i < not_run.size(); ++i)
+    o += (i ? ", " : "") + escape_markup(not_run[i].get<std::string>());
   o += ".</p></section>";
 
-  // --- performance -------------------------------------------------------------------------
-  o += "<section id=\"performance\"><h2>Performance</h2>";
+  return o;
+}
+
+std::string performance_section(const Page& p) {
+  const std::vector<Record>& records = p.records;
+  const std::vector<std::string>& backends = p.backends;
+  std::string o = "<section id=\"performance\"><h2>Performance</h2>";
   o += "<p class=\"note\">No benchmark in this run: these are the oracle's times of each "
        "backend's main run per case (one run, cold caches, guard bands included), not medians "
        "and not against peak. For throughput against the machine's measured peak use "
@@ -390,10 +363,10 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
     const Record* slowest = nullptr;
     std::map<std::string, std::vector<double>> by_op;
     for (const Record& r : records) {
-      if (r.backend != b || r.verdict == "unsupported") continue;
-      ms.push_back(r.ms);
-      by_op[r.op].push_back(r.ms);
-      if (slowest == nullptr || r.ms > slowest->ms) slowest = &r;
+      if (r.backend != b || r.result.verdict == Verdict::unsupported) continue;
+      ms.push_back(r.result.ms);
+      by_op[r.op].push_back(r.result.ms);
+      if (slowest == nullptr || r.result.ms > slowest->result.ms) slowest = &r;
     }
     double total = 0;
     for (double x : ms) total += x;
@@ -403,7 +376,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          fmt("%.3f", quantile(ms, 0.9)) + "</td><td class=\"num\">" +
          fmt("%.3f", ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end())) + "</td><td>" +
          (slowest ? "<code>" + escape_markup(slowest->descriptor) + "</code> (" +
-                        escape_markup(slowest->fill) + ")"
+                        escape_markup(fill_name(slowest->fill)) + ")"
                   : "&mdash;") +
          "</td></tr>";
     for (Op op : kAllOps) {
@@ -419,12 +392,16 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
          bars("median ms per case", bar_labels, bar_values, "ms");
   o += "</section>";
 
-  // --- environment -------------------------------------------------------------------------
-  o += "<section id=\"environment\"><h2>Environment</h2><table><tbody>";
+  return o;
+}
+
+std::string environment_section(const Page& p) {
+  const RunInfo& info = p.info;
+  std::string o = "<section id=\"environment\"><h2>Environment</h2><table><tbody>";
   if (info.environment.is_object()) {
-    for (const auto& [k, v] : info.environment.fields)
-      o += "<tr><th>" + escape_markup(k) + "</th><td>" +
-           escape_markup(v.is_string() ? v.s : json::dump(v)) + "</td></tr>";
+    for (auto it = info.environment.begin(); it != info.environment.end(); ++it)
+      o += "<tr><th>" + escape_markup(it.key()) + "</th><td>" +
+           escape_markup(it->is_string() ? it->get<std::string>() : json::dump(*it)) + "</td></tr>";
   }
   o += "<tr><th>suite</th><td>" + escape_markup(info.suite) + " (" +
        escape_markup(info.suite_path) + ", " + std::to_string(info.suite_cases) +
@@ -441,8 +418,44 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
        (info.interrupted ? " (interrupted)" : "") + "</td></tr>";
   o += "</tbody></table></section>";
 
-  o += "</main><script>" + std::string(kScript) + "</script></body></html>\n";
   return o;
+}
+
+// The template with each {{slot}} replaced by its text (a slot the code does not fill is a bug).
+std::string fill(std::string_view page, const std::map<std::string, std::string>& slots) {
+  std::string o;
+  std::size_t at = 0;
+  for (std::size_t open; (open = page.find("{{", at)) != std::string_view::npos;) {
+    const std::size_t close = page.find("}}", open);
+    const std::string name(page.substr(open + 2, close - open - 2));
+    auto it = slots.find(name);
+    if (close == std::string_view::npos || it == slots.end())
+      throw std::logic_error("report.html.in: unknown slot {{" + name + "}}");
+    o.append(page.substr(at, open - at));
+    o += it->second;
+    at = close + 2;
+  }
+  o.append(page.substr(at));
+  return o;
+}
+
+}  // namespace
+
+std::string report_html(const RunInfo& info, const std::vector<Record>& records) {
+  Page p{info, records, {}};
+  for (const BackendLabel& b : info.backends) p.backends.push_back(b.name);
+  for (const Record& r : records)
+    if (std::find(p.backends.begin(), p.backends.end(), r.backend) == p.backends.end())
+      p.backends.push_back(r.backend);
+  return fill(kReportTemplate, {{"suite", escape_markup(info.suite)},
+                                {"subtitle", subtitle(p)},
+                                {"summary", summary_section(p)},
+                                {"verdicts", verdicts_section(p)},
+                                {"bound-usage", bound_usage_section(p)},
+                                {"failures", failures_section(p)},
+                                {"coverage", coverage_section(p)},
+                                {"performance", performance_section(p)},
+                                {"environment", environment_section(p)}});
 }
 
 }  // namespace convcheck::reports

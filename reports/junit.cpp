@@ -48,14 +48,14 @@ std::string seconds(double ms) {
   return buf;
 }
 
-std::string offender_text(const Record& r) {
-  if (!r.has_offender) return "";
+std::string offender_text(const BackendRecord& r) {
+  if (!r.first) return "";
+  const Offender& f = *r.first;
   std::ostringstream os;
   os.precision(17);
-  os << "first offender at [" << r.offender_coord[0] << "," << r.offender_coord[1] << ","
-     << r.offender_coord[2] << "," << r.offender_coord[3] << "] (index " << r.offender_index
-     << "): got " << r.offender_got << ", exact " << r.offender_ref << ", bound "
-     << r.offender_bound << "\n";
+  os << "first offender at [" << f.coord[0] << "," << f.coord[1] << "," << f.coord[2] << ","
+     << f.coord[3] << "] (index " << f.index << "): got " << f.got << ", exact " << f.ref
+     << ", bound " << f.bound << "\n";
   return os.str();
 }
 
@@ -93,10 +93,11 @@ std::string junit_xml(const RunInfo& info, const std::vector<Record>& records) {
     Counts& c = per[r.backend];
     for (Counts* x : {&c, &all}) {
       ++x->tests;
-      x->failures += r.verdict == "fail";
-      x->errors += r.verdict == "crashed" || r.verdict == "timeout";
-      x->skipped += r.verdict == "unsupported" || r.verdict == "mistrusted";
-      x->ms += r.ms;
+      const Verdict v = r.result.verdict;
+      x->failures += v == Verdict::fail;
+      x->errors += v == Verdict::crashed || v == Verdict::timeout;
+      x->skipped += v == Verdict::unsupported || v == Verdict::mistrusted;
+      x->ms += r.result.ms;
     }
   }
   auto attrs = [](const Counts& c) {
@@ -114,24 +115,26 @@ std::string junit_xml(const RunInfo& info, const std::vector<Record>& records) {
          ">\n";
     for (const Record& r : records) {
       if (r.backend != b) continue;
+      const BackendRecord& x = r.result;
       o += "    <testcase name=\"" +
-           escape_markup(r.descriptor + " [fill " + r.fill + ", seed " + std::to_string(r.seed) +
-                         "]") +
+           escape_markup(r.descriptor + " [fill " + fill_name(r.fill) + ", seed " +
+                         std::to_string(r.seed) + "]") +
            "\" classname=\"" + escape_markup("convcheck." + r.backend) + "\" time=\"" +
-           seconds(r.ms) + "\"";
-      const std::string detail = r.reason + "\n" + offender_text(r) + "repro: " + r.repro;
-      if (r.verdict == "pass") {
+           seconds(x.ms) + "\"";
+      const std::string detail = x.reason + "\n" + offender_text(x) + "repro: " + x.repro;
+      const std::string verdict = verdict_name(x.verdict);
+      if (x.verdict == Verdict::pass) {
         o += "/>\n";
-      } else if (r.verdict == "fail") {
-        o += ">\n      <failure message=\"" + escape_markup("[" + r.check + "] " + r.reason) +
-             "\" type=\"" + escape_markup(r.check) + "\">" + escape_markup(detail) +
+      } else if (x.verdict == Verdict::fail) {
+        o += ">\n      <failure message=\"" + escape_markup("[" + x.check + "] " + x.reason) +
+             "\" type=\"" + escape_markup(x.check) + "\">" + escape_markup(detail) +
              "</failure>\n    </testcase>\n";
-      } else if (r.verdict == "crashed" || r.verdict == "timeout") {
-        o += ">\n      <error message=\"" + escape_markup(r.verdict + ": " + r.reason) +
-             "\" type=\"" + escape_markup(r.verdict) + "\">" + escape_markup(detail) +
+      } else if (x.verdict == Verdict::crashed || x.verdict == Verdict::timeout) {
+        o += ">\n      <error message=\"" + escape_markup(verdict + ": " + x.reason) +
+             "\" type=\"" + escape_markup(verdict) + "\">" + escape_markup(detail) +
              "</error>\n    </testcase>\n";
       } else {
-        o += ">\n      <skipped message=\"" + escape_markup(r.verdict + ": " + r.reason) +
+        o += ">\n      <skipped message=\"" + escape_markup(verdict + ": " + x.reason) +
              "\"/>\n    </testcase>\n";
       }
     }

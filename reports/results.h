@@ -29,7 +29,6 @@
 // NaN and infinities are written as the strings "nan", "inf", "-inf".
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -65,35 +64,20 @@ struct Shard {
 Shard parse_shard(const std::string& text);
 std::string to_string(const Shard& s);
 
-struct Relation {
-  std::string name;
-  bool applicable = true;
-  bool passed = true;
-  double residual = 0, slack = 0;
-  std::string detail;
-};
-
+/// One line of results.jsonl: the oracle's record of one backend on one case (`result`, written by
+/// oracle/oracle.h's to_json), with the case, the run's name for the backend, TF's admission and
+/// the case's odd one out.
 struct Record {
   int64_t case_index = 0;
-  std::string descriptor;
-  std::string op, dtype, format;
+  std::string descriptor;         // canonical
+  std::string op, dtype, format;  // from the descriptor
   uint64_t seed = 0;
-  std::string fill;
+  FillKind fill = FillKind::exact;
   std::string tag;
-  std::string backend;
-  std::string implementation;
-  std::string verdict, check, reason, contract;
-  double bound_usage = 0;
-  int64_t mismatches = 0;
-  bool has_offender = false;
-  std::array<int64_t, 4> offender_coord{};
-  int64_t offender_index = 0;
-  double offender_ref = 0, offender_got = 0, offender_bound = 0;
-  std::vector<Relation> adjoint, metamorphic;
-  double ms = 0;
-  std::string cpu_admission, cpu_message, gpu_admission, gpu_message;
+  std::string backend;   // the backend's name in this run
+  BackendRecord result;  // result.backend: the implementation that ran
+  TfAdmission admission;
   std::string odd_one_out;  // empty: none
-  std::string repro;
 
   /// "<descriptor>|<seed>|<fill>": a case's identity.
   std::string case_key() const;
@@ -110,11 +94,6 @@ std::vector<Record> records_of(const CaseReport& report, const RunCase& rc,
 std::string to_jsonl(const Record& r);
 /// Parses one line; throws std::runtime_error saying what is wrong.
 Record parse_record(const std::string& line);
-
-/// Whether a verdict fails a run (fail, crashed, timeout). mistrusted and unsupported do not.
-bool is_failure(const std::string& verdict);
-inline constexpr const char* kVerdicts[] = {"pass",       "fail",    "unsupported",
-                                            "mistrusted", "crashed", "timeout"};
 
 struct ReadResult {
   std::vector<Record> records;

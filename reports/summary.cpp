@@ -127,30 +127,41 @@ int64_t count_planned(int64_t total, const Shard& s) {
   return (total - (s.k - 1) + s.n - 1) / s.n;
 }
 
+// "backends": [{name, implementation}], "skipped_backends": [{name, reason}] (run.json and
+// summary.json alike).
+void add_backends(json::Value& o, const RunInfo& info) {
+  json::Value& backends = o["backends"] = json::Value::array();
+  for (const BackendLabel& b : info.backends)
+    backends.push_back({{"name", b.name}, {"implementation", b.implementation}});
+  json::Value& skipped = o["skipped_backends"] = json::Value::array();
+  for (const auto& [name, reason] : info.skipped)
+    skipped.push_back({{"name", name}, {"reason", reason}});
+}
+
 }  // namespace
 
 json::Value environment() {
   using namespace json;
-  Value e = make_object();
+  Value e = Value::object();
   int cores = 0;
-  add(e, "cpu", make_string(cpu_model(&cores)));
-  add(e, "cores", make_number(cores));
-  add(e, "cpu_features", make_string(cpu_features().describe()));
-  add(e, "gpu", make_string(gpu_description()));
+  e["cpu"] = cpu_model(&cores);
+  e["cores"] = cores;
+  e["cpu_features"] = cpu_features().describe();
+  e["gpu"] = gpu_description();
 #if defined(__clang__)
-  add(e, "compiler", make_string(std::string("clang ") + __VERSION__));
+  e["compiler"] = std::string("clang ") + __VERSION__;
 #elif defined(__GNUC__)
-  add(e, "compiler", make_string(std::string("g++ ") + __VERSION__));
+  e["compiler"] = std::string("g++ ") + __VERSION__;
 #else
-  add(e, "compiler", make_string(__VERSION__));
+  e["compiler"] = __VERSION__;
 #endif
-  add(e, "boost", make_string(boost_version()));
-  add(e, "eigen", make_string(build_info::kEigen));
-  add(e, "rapidcheck", make_string(build_info::kRapidCheck));
-  add(e, "onednn", make_string(build_info::kOneDnn));
-  add(e, "cuda", make_string(build_info::kCuda));
-  add(e, "cudnn", make_string(build_info::kCudnn));
-  add(e, "commit", make_string(build_info::commit()));
+  e["boost"] = boost_version();
+  e["eigen"] = build_info::kEigen;
+  e["rapidcheck"] = build_info::kRapidCheck;
+  e["onednn"] = build_info::kOneDnn;
+  e["cuda"] = build_info::kCuda;
+  e["cudnn"] = build_info::kCudnn;
+  e["commit"] = build_info::commit();
   return e;
 }
 
@@ -163,39 +174,24 @@ int64_t RunInfo::planned_cases() const {
 
 json::Value run_json(const RunInfo& info) {
   using namespace json;
-  Value o = make_object();
-  add(o, "format", make_string("convcheck-run/1"));
-  Value suite = make_object();
-  add(suite, "name", make_string(info.suite));
-  add(suite, "path", make_string(info.suite_path));
-  add(suite, "cases", make_number(static_cast<double>(info.suite_cases)));
-  add(o, "suite", suite);
-  Value backends = make_array();
-  for (const BackendLabel& b : info.backends) {
-    Value x = make_object();
-    add(x, "name", make_string(b.name));
-    add(x, "implementation", make_string(b.implementation));
-    backends.items.push_back(x);
-  }
-  add(o, "backends", backends);
-  Value skipped = make_array();
-  for (const auto& [name, reason] : info.skipped) {
-    Value x = make_object();
-    add(x, "name", make_string(name));
-    add(x, "reason", make_string(reason));
-    skipped.items.push_back(x);
-  }
-  add(o, "skipped_backends", skipped);
-  add(o, "shard", make_string(to_string(info.shard)));
-  Value merged = make_array();
-  for (const Shard& s : info.merged_shards) merged.items.push_back(make_string(to_string(s)));
-  add(o, "merged_shards", merged);
-  add(o, "environment", info.environment);
-  add(o, "started", make_string(info.started));
-  add(o, "finished", make_string(info.finished));
-  add(o, "elapsed_s", make_number(info.elapsed_s));
-  add(o, "interrupted", make_bool(info.interrupted));
-  add(o, "command", make_string(info.command));
+  Value o = Value::object();
+  o["format"] = "convcheck-run/1";
+  Value suite = Value::object();
+  suite["name"] = info.suite;
+  suite["path"] = info.suite_path;
+  suite["cases"] = info.suite_cases;
+  o["suite"] = suite;
+  add_backends(o, info);
+  o["shard"] = to_string(info.shard);
+  Value merged = Value::array();
+  for (const Shard& s : info.merged_shards) merged.push_back(to_string(s));
+  o["merged_shards"] = merged;
+  o["environment"] = info.environment;
+  o["started"] = info.started;
+  o["finished"] = info.finished;
+  o["elapsed_s"] = info.elapsed_s;
+  o["interrupted"] = info.interrupted;
+  o["command"] = info.command;
   return o;
 }
 
@@ -209,14 +205,14 @@ RunInfo parse_run_json(const std::string& text, const std::string& path) {
     info.suite = json::string_of(suite, "name");
     info.suite_path = json::string_of(suite, "path");
     info.suite_cases = json::integer_of(suite, "cases");
-    for (const json::Value& b : json::field(o, "backends").items)
+    for (const json::Value& b : json::array_of(o, "backends"))
       info.backends.push_back({json::string_of(b, "name"), json::string_of(b, "implementation")});
-    for (const json::Value& b : json::field(o, "skipped_backends").items)
+    for (const json::Value& b : json::array_of(o, "skipped_backends"))
       info.skipped.emplace_back(json::string_of(b, "name"), json::string_of(b, "reason"));
     info.shard = parse_shard(json::string_of(o, "shard"));
-    for (const json::Value& s : json::field(o, "merged_shards").items) {
+    for (const json::Value& s : json::array_of(o, "merged_shards")) {
       if (!s.is_string()) throw std::runtime_error("merged_shards holds a non-string");
-      info.merged_shards.push_back(parse_shard(s.s));
+      info.merged_shards.push_back(parse_shard(s.get<std::string>()));
     }
     info.environment = json::field(o, "environment");
     info.started = json::string_of(o, "started");
@@ -232,75 +228,62 @@ RunInfo parse_run_json(const std::string& text, const std::string& path) {
 
 std::string summary_json(const RunInfo& info, const std::vector<Record>& records) {
   using namespace json;
-  Value o = make_object();
-  add(o, "format", make_string("convcheck-summary/1"));
-  add(o, "suite", make_string(info.suite));
-  Value backends = make_array();
-  for (const BackendLabel& b : info.backends) {
-    Value x = make_object();
-    add(x, "name", make_string(b.name));
-    add(x, "implementation", make_string(b.implementation));
-    backends.items.push_back(x);
-  }
-  add(o, "backends", backends);
-  Value skipped = make_array();
-  for (const auto& [name, reason] : info.skipped) {
-    Value x = make_object();
-    add(x, "name", make_string(name));
-    add(x, "reason", make_string(reason));
-    skipped.items.push_back(x);
-  }
-  add(o, "skipped_backends", skipped);
+  Value o = Value::object();
+  o["format"] = "convcheck-summary/1";
+  o["suite"] = info.suite;
+  add_backends(o, info);
 
   std::set<std::string> cases;
   for (const Record& r : records) cases.insert(r.case_key());
   const int64_t planned = info.planned_cases();
   const int64_t planned_pairs = planned * static_cast<int64_t>(info.backends.size());
-  Value c = make_object();
-  add(c, "planned", make_number(static_cast<double>(planned)));
-  add(c, "recorded", make_number(static_cast<double>(cases.size())));
-  add(o, "cases", c);
-  Value p = make_object();
-  add(p, "planned", make_number(static_cast<double>(planned_pairs)));
-  add(p, "recorded", make_number(static_cast<double>(records.size())));
-  add(o, "pairs", p);
-  add(o, "complete", make_bool(static_cast<int64_t>(records.size()) >= planned_pairs));
+  Value c = Value::object();
+  c["planned"] = planned;
+  c["recorded"] = cases.size();
+  o["cases"] = c;
+  Value p = Value::object();
+  p["planned"] = planned_pairs;
+  p["recorded"] = records.size();
+  o["pairs"] = p;
+  o["complete"] = static_cast<int64_t>(records.size()) >= planned_pairs;
 
   std::map<std::string, int64_t> verdicts;
   std::map<std::string, std::map<std::string, int64_t>> by_backend;
   std::map<std::tuple<std::string, std::string, std::string, std::string>, int64_t> counts;
-  for (const char* v : kVerdicts) verdicts[v] = 0;
+  for (Verdict v : kAllVerdicts) verdicts[verdict_name(v)] = 0;
   for (const BackendLabel& b : info.backends)
-    for (const char* v : kVerdicts) by_backend[b.name][v] = 0;
+    for (Verdict v : kAllVerdicts) by_backend[b.name][verdict_name(v)] = 0;
   for (const Record& r : records) {
-    ++verdicts[r.verdict];
-    ++by_backend[r.backend][r.verdict];
-    ++counts[{r.op, r.dtype, r.backend, r.verdict}];
+    const char* v = verdict_name(r.result.verdict);
+    ++verdicts[v];
+    ++by_backend[r.backend][v];
+    ++counts[{r.op, r.dtype, r.backend, v}];
   }
-  Value vs = make_object();
-  for (const char* v : kVerdicts) add(vs, v, make_number(static_cast<double>(verdicts[v])));
-  add(o, "verdicts", vs);
-  Value bb = make_object();
+  Value vs = Value::object();
+  for (Verdict v : kAllVerdicts) vs[verdict_name(v)] = verdicts[verdict_name(v)];
+  o["verdicts"] = vs;
+  Value bb = Value::object();
   for (const auto& [name, m] : by_backend) {
-    Value x = make_object();
-    for (const char* v : kVerdicts) {
+    Value x = Value::object();
+    for (Verdict verdict : kAllVerdicts) {
+      const char* v = verdict_name(verdict);
       auto it = m.find(v);
-      add(x, v, make_number(static_cast<double>(it == m.end() ? 0 : it->second)));
+      x[v] = it == m.end() ? 0 : it->second;
     }
-    add(bb, name, x);
+    bb[name] = x;
   }
-  add(o, "by_backend", bb);
-  Value cs = make_array();
+  o["by_backend"] = bb;
+  Value cs = Value::array();
   for (const auto& [k, n] : counts) {
-    Value x = make_object();
-    add(x, "op", make_string(std::get<0>(k)));
-    add(x, "dtype", make_string(std::get<1>(k)));
-    add(x, "backend", make_string(std::get<2>(k)));
-    add(x, "verdict", make_string(std::get<3>(k)));
-    add(x, "count", make_number(static_cast<double>(n)));
-    cs.items.push_back(x);
+    Value x = Value::object();
+    x["op"] = std::get<0>(k);
+    x["dtype"] = std::get<1>(k);
+    x["backend"] = std::get<2>(k);
+    x["verdict"] = std::get<3>(k);
+    x["count"] = n;
+    cs.push_back(x);
   }
-  add(o, "counts", cs);
+  o["counts"] = cs;
 
   // Coverage: per case (not per pair). A case "ran" when some backend executed it.
   struct Seen {
@@ -319,11 +302,11 @@ std::string summary_json(const RunInfo& info, const std::vector<Record>& records
         // An invalid problem in a record (hand-edited file): it belongs to no class.
       }
     }
-    if (r.verdict != "unsupported") s.ran = true;
+    if (r.result.verdict != Verdict::unsupported) s.ran = true;
   }
-  Value cov = make_object();
-  Value classes = make_array();
-  Value not_run = make_array(), not_run_by_op = make_array();
+  Value cov = Value::object();
+  Value classes = Value::array();
+  Value not_run = Value::array(), not_run_by_op = Value::array();
   for (const CoverageClass& cc : coverage_classes()) {
     std::map<std::string, std::pair<int64_t, int64_t>> by_op;  // op -> cases, ran
     for (Op op : kAllOps)
@@ -337,31 +320,30 @@ std::string summary_json(const RunInfo& info, const std::vector<Record>& records
       ++x.first;
       x.second += s.ran;
     }
-    Value x = make_object();
-    add(x, "class", make_string(cc.name));
-    add(x, "description", make_string(cc.description));
-    add(x, "cases", make_number(static_cast<double>(total)));
-    add(x, "ran", make_number(static_cast<double>(ran)));
-    Value ops = make_object();
+    Value x = Value::object();
+    x["class"] = cc.name;
+    x["description"] = cc.description;
+    x["cases"] = total;
+    x["ran"] = ran;
+    Value ops = Value::object();
     for (Op op : kAllOps) {
       auto it = by_op.find(op_name(op));
       if (it == by_op.end()) continue;
-      Value y = make_object();
-      add(y, "cases", make_number(static_cast<double>(it->second.first)));
-      add(y, "ran", make_number(static_cast<double>(it->second.second)));
-      add(ops, op_name(op), y);
-      if (it->second.second == 0)
-        not_run_by_op.items.push_back(make_string(cc.name + "/" + op_name(op)));
+      Value y = Value::object();
+      y["cases"] = it->second.first;
+      y["ran"] = it->second.second;
+      ops[op_name(op)] = y;
+      if (it->second.second == 0) not_run_by_op.push_back(cc.name + "/" + op_name(op));
     }
-    add(x, "by_op", ops);
-    classes.items.push_back(x);
-    if (ran == 0) not_run.items.push_back(make_string(cc.name));
+    x["by_op"] = ops;
+    classes.push_back(x);
+    if (ran == 0) not_run.push_back(cc.name);
   }
-  add(cov, "classes", classes);
-  add(cov, "not_run", not_run);
-  add(cov, "not_run_by_op", not_run_by_op);
-  add(o, "coverage", cov);
-  add(o, "environment", info.environment);
+  cov["classes"] = classes;
+  cov["not_run"] = not_run;
+  cov["not_run_by_op"] = not_run_by_op;
+  o["coverage"] = cov;
+  o["environment"] = info.environment;
   return dump(o, 1) + "\n";
 }
 

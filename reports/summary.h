@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "core/problem.h"
-#include "reports/json.h"
 #include "reports/results.h"
 
 namespace convcheck::reports {

@@ -9,16 +9,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/suite.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
 #include "reports/diff.h"
-#include "reports/json.h"
 #include "reports/render.h"
 #include "reports/results.h"
 #include "reports/summary.h"
@@ -56,14 +57,13 @@ Record record(const std::string& descriptor, const std::string& backend, const s
   r.dtype = dtype_name(p.dtype);
   r.format = format_name(p.format);
   r.seed = seed;
-  r.fill = "real";
+  r.fill = FillKind::real;
   r.backend = backend;
-  r.implementation = backend;
-  r.verdict = verdict;
-  r.bound_usage = usage;
-  r.ms = ms;
-  r.cpu_admission = r.gpu_admission = "accepted";
-  r.repro = "convcheck check '" + descriptor + "' --backends " + backend;
+  r.result.backend = backend;
+  r.result.verdict = parse_verdict(verdict).value();
+  r.result.bound_usage = usage;
+  r.result.ms = ms;
+  r.result.repro = "convcheck check '" + descriptor + "' --backends " + backend;
   return r;
 }
 
@@ -82,8 +82,8 @@ RunInfo info_for(const std::vector<std::string>& backends, int64_t cases) {
   info.suite_path = "test.txt";
   info.suite_cases = cases;
   for (const std::string& b : backends) info.backends.push_back({b, b});
-  info.environment = json::make_object();
-  json::add(info.environment, "cpu", json::make_string("test cpu"));
+  info.environment = json::Value::object();
+  info.environment["cpu"] = "test cpu";
   return info;
 }
 
@@ -95,13 +95,68 @@ BOOST_AUTO_TEST_CASE(round_trip_and_escapes) {
   const std::string text =
       R"({"a":[1,-2.5,3e3,true,false,null],"s":"q\"\\\n\t\u00e9\ud83d\ude00","o":{}})";
   const json::Value v = json::parse(text);
-  BOOST_TEST(json::field(v, "a").items.size() == 6u);
-  BOOST_TEST(json::field(v, "s").s == "q\"\\\n\t\xc3\xa9\xf0\x9f\x98\x80");
+  BOOST_TEST(json::field(v, "a").size() == 6u);
+  BOOST_TEST(json::string_of(v, "s") == "q\"\\\n\t\xc3\xa9\xf0\x9f\x98\x80");
   const json::Value again = json::parse(json::dump(v));
   BOOST_TEST(json::dump(again) == json::dump(v));
   BOOST_TEST(json::number(0.1) == "0.10000000000000001");
   BOOST_TEST(json::number(NAN) == "\"nan\"");
   BOOST_TEST(json::number(-INFINITY) == "\"-inf\"");
+}
+
+BOOST_AUTO_TEST_CASE(project_conventions) {
+  // Doubles with 17 digits, NaN and infinities as strings read back, integers exact, keys in the
+  // order written; the written text is the text read back.
+  json::Value o;
+  o["z"] = 0.1;
+  o["nan"] = std::nan("");
+  o["inf"] = -INFINITY;
+  o["big"] = int64_t{-9007199254740993};
+  o["seed"] = uint64_t{18446744073709551615u};
+  o["one"] = 1.0;
+  o["negzero"] = -0.0;
+  o["list"] = json::Value::array();
+  const std::string text = json::dump(o);
+  BOOST_TEST(text == R"({"z":0.10000000000000001,"nan":"nan","inf":"-inf","big":-9007199254740993,)"
+                     R"("seed":18446744073709551615,"one":1,"negzero":0,"list":[]})");
+  const json::Value back = json::parse(text);
+  BOOST_TEST(json::dump(back) == text);
+  BOOST_TEST(std::isnan(json::number_of(back, "nan")));
+  BOOST_TEST(json::number_of(back, "inf") == -INFINITY);
+  BOOST_TEST(json::integer_of(back, "big") == -9007199254740993);
+  BOOST_TEST(json::unsigned_of(back, "seed") == 18446744073709551615u);
+  BOOST_TEST(json::dump(back, 1) ==
+             "{\n \"z\": 0.10000000000000001,\n \"nan\": \"nan\",\n \"inf\": "
+             "\"-inf\",\n \"big\": -9007199254740993,\n \"seed\": "
+             "18446744073709551615,\n \"one\": 1,\n \"negzero\": 0,\n "
+             "\"list\": []\n}");
+  // Typed access names the key.
+  for (auto [what, call] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"field \"missing\" is missing", [&] { json::field(back, "missing"); }},
+           {"field \"z\" is not a string", [&] { json::string_of(back, "z"); }},
+           {"field \"z\" is not an integer", [&] { json::integer_of(back, "z"); }},
+           {"field \"seed\" is out of the 64-bit range", [&] { json::integer_of(back, "seed"); }},
+           {"field \"big\" is not a non-negative integer", [&] { json::unsigned_of(back, "big"); }},
+           {"field \"list\" is not true or false", [&] { json::bool_of(back, "list"); }},
+           {"field \"z\" is not an array", [&] { json::array_of(back, "z"); }}}) {
+    try {
+      call();
+      BOOST_FAIL("no error for " + what);
+    } catch (const std::runtime_error& e) {
+      BOOST_TEST(std::string(e.what()) == what);
+    }
+  }
+  // Bytes that are not UTF-8 are written as U+FFFD, so the text always parses.
+  json::Value bad;
+  bad["s"] = std::string(
+      "a\xff"
+      "b\x01");
+  BOOST_TEST(json::dump(bad) ==
+             "{\"s\":\"a\xef\xbf\xbd"
+             "b\\u0001\"}");
+  BOOST_TEST(json::string_of(json::parse(json::dump(bad)), "s") ==
+             "a\xef\xbf\xbd"
+             "b\x01");
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_the_offset) {
@@ -113,6 +168,17 @@ BOOST_AUTO_TEST_CASE(errors_name_the_offset) {
   }
   std::string deep(200, '[');
   BOOST_CHECK_THROW(json::parse(deep), json::ParseError);
+  try {
+    json::parse("  " + std::string(json::kMaxDepth + 5, '[') +
+                std::string(json::kMaxDepth + 5, ']'));
+    BOOST_FAIL("no error");
+  } catch (const json::ParseError& e) {
+    BOOST_TEST(e.offset() == 2u + json::kMaxDepth, e.what());
+    BOOST_TEST(std::string(e.what()).find("nested deeper than 64 levels") != std::string::npos);
+  }
+  BOOST_CHECK_NO_THROW(
+      json::parse(std::string(json::kMaxDepth, '[') + std::string(json::kMaxDepth, ']')));
+  BOOST_CHECK_THROW(json::parse("[1e400]"), json::ParseError);
   try {
     json::parse("{\"a\": [1, 2,, 3]}");
     BOOST_FAIL("no error");
@@ -137,9 +203,9 @@ BOOST_AUTO_TEST_CASE(a_case_round_trips_through_jsonl) {
   const std::vector<Record> rs = records_of(report, rc, {"ref-label"});
   BOOST_TEST_REQUIRE(rs.size() == 1u);
   BOOST_TEST(rs[0].backend == "ref-label");
-  BOOST_TEST(rs[0].implementation == "reference");
-  BOOST_TEST(rs[0].verdict == "pass");
-  BOOST_TEST(!rs[0].metamorphic.empty());
+  BOOST_TEST(rs[0].result.backend == "reference");
+  BOOST_TEST((rs[0].result.verdict == Verdict::pass));
+  BOOST_TEST(!rs[0].result.metamorphic.empty());
   const std::string line = to_jsonl(rs[0]);
   BOOST_TEST(line.find('\n') == std::string::npos);
   const Record back = parse_record(line);
@@ -196,7 +262,7 @@ BOOST_AUTO_TEST_CASE(duplicates_agreeing_are_kept_once_disagreeing_are_an_error)
   const Record a = record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "pass");
   BOOST_TEST(deduplicate({a, a}, "x").size() == 1u);
   Record b = a;
-  b.verdict = "fail";
+  b.result.verdict = Verdict::fail;
   BOOST_CHECK_THROW(deduplicate({a, b}, "x"), InvalidArgument);
 }
 
@@ -318,7 +384,7 @@ BOOST_AUTO_TEST_CASE(summary_does_not_depend_on_record_order_or_times) {
   std::vector<Record> shuffled = rs;
   std::mt19937 g(3);
   std::shuffle(shuffled.begin(), shuffled.end(), g);
-  for (Record& r : shuffled) r.ms *= 2;
+  for (Record& r : shuffled) r.result.ms *= 2;
   BOOST_TEST(summary_json(info, shuffled) == a);
   const json::Value s = json::parse(a);
   BOOST_TEST(json::integer_of(json::field(s, "verdicts"), "fail") == 2);
@@ -335,7 +401,7 @@ BOOST_AUTO_TEST_CASE(junit_counts_are_consistent) {
                             record("conv2d:input=1x3x3x1,filter=2x2x1x1", "onednn", "unsupported"),
                             record("conv2d:input=1x4x4x1,filter=2x2x1x1", "optimized", "crashed"),
                             record("conv2d:input=1x4x4x1,filter=2x2x1x1", "onednn", "mistrusted")};
-  rs[1].reason = "<&\"'> \x01 wrong";
+  rs[1].result.reason = "<&\"'> \x01 wrong";
   const std::string x = junit_xml(info_for({"reference", "optimized", "onednn"}, 2), rs);
   BOOST_TEST(x.find("<testsuites name=\"convcheck run test\" tests=\"5\" failures=\"1\" "
                     "errors=\"1\" skipped=\"2\"") != std::string::npos);

@@ -420,10 +420,6 @@ FillKind fill_option(const po::variables_map& vm) {
   return *k;
 }
 
-bool failed(Verdict v) {
-  return v == Verdict::fail || v == Verdict::crashed || v == Verdict::timeout;
-}
-
 }  // namespace
 
 int cmd_check(const Args& args) {
@@ -448,7 +444,7 @@ int cmd_check(const Args& args) {
     for (const std::string& s : chosen->skipped) std::cout << "  skipped " << s << "\n";
   }
   for (const BackendRecord& b : r.records)
-    if (failed(b.verdict)) return kCheckFailed;
+    if (is_failure(b.verdict)) return kCheckFailed;
   return kOk;
 }
 

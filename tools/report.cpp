@@ -17,8 +17,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "reports/diff.h"
-#include "reports/json.h"
 #include "reports/render.h"
 #include "reports/results.h"
 #include "reports/summary.h"
@@ -130,9 +130,8 @@ int report_merge_cmd(const Args& args) {
   if (!other_environments.empty()) {
     std::cerr << "report merge: the shards ran in " << other_environments.size() + 1
               << " different environments; summary.json lists the others\n";
-    json::Value list = json::make_array();
-    list.items = other_environments;
-    json::add(merged.environment, "other_shard_environments", list);
+    json::Value list = other_environments;
+    merged.environment["other_shard_environments"] = list;
   }
   records = reports::deduplicate(std::move(records), "report merge");
   // The shards this report covers; all N shards of one N cover the suite, like an unsharded run.
@@ -174,7 +173,7 @@ int report_merge_cmd(const Args& args) {
             << (whole ? " (every shard: the whole suite)" : "") << "; wrote " << out
             << "/results.jsonl, run.json, summary.json, junit.xml, report.html\n";
   int64_t failing = 0;
-  for (const reports::Record& r : sorted) failing += reports::is_failure(r.verdict);
+  for (const reports::Record& r : sorted) failing += is_failure(r.result.verdict);
   return failing > 0 ? kCheckFailed : kOk;
 }
 

@@ -50,10 +50,10 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "core/suite.h"
 #include "oracle/oracle.h"
-#include "reports/json.h"
 #include "reports/render.h"
 #include "reports/results.h"
 #include "reports/summary.h"
@@ -108,20 +108,20 @@ namespace {
 
 json::Value fuzz_state_json(const FuzzState& s) {
   using namespace json;
-  Value o = make_object();
-  add(o, "format", make_string("convcheck-fuzz/1"));
-  add(o, "seed", make_string(std::to_string(s.seed)));
-  add(o, "shard", make_string(s.shard));
-  add(o, "limit", make_string(s.limit));
-  Value b = make_array();
-  for (const std::string& x : s.backends) b.items.push_back(make_string(x));
-  add(o, "backends", b);
-  add(o, "next_case", make_number(static_cast<double>(s.next_case)));
-  add(o, "cases_run", make_number(static_cast<double>(s.cases_run)));
-  Value f = make_array();
-  for (const std::string& x : s.failed) f.items.push_back(make_string(x));
-  add(o, "failed_backends", f);
-  add(o, "interrupted", make_bool(s.interrupted));
+  Value o = Value::object();
+  o["format"] = "convcheck-fuzz/1";
+  o["seed"] = std::to_string(s.seed);
+  o["shard"] = s.shard;
+  o["limit"] = s.limit;
+  Value b = Value::array();
+  for (const std::string& x : s.backends) b.push_back(x);
+  o["backends"] = b;
+  o["next_case"] = s.next_case;
+  o["cases_run"] = s.cases_run;
+  Value f = Value::array();
+  for (const std::string& x : s.failed) f.push_back(x);
+  o["failed_backends"] = f;
+  o["interrupted"] = s.interrupted;
   return o;
 }
 
@@ -150,10 +150,12 @@ void resume_fuzz_state(const std::string& dir, FuzzState* state) {
     old.seed = std::stoull(json::string_of(o, "seed"));
     old.shard = json::string_of(o, "shard");
     old.limit = json::string_of(o, "limit");
-    for (const json::Value& x : json::field(o, "backends").items) old.backends.push_back(x.s);
+    for (const json::Value& x : json::array_of(o, "backends"))
+      old.backends.push_back(x.is_string() ? x.get<std::string>() : json::dump(x));
     old.next_case = json::integer_of(o, "next_case");
     old.cases_run = json::integer_of(o, "cases_run");
-    for (const json::Value& x : json::field(o, "failed_backends").items) old.failed.push_back(x.s);
+    for (const json::Value& x : json::array_of(o, "failed_backends"))
+      old.failed.push_back(x.is_string() ? x.get<std::string>() : json::dump(x));
   } catch (const std::exception& e) {
     throw InvalidArgument("--resume: " + path + " is not a convcheck fuzz state: " + e.what());
   }
@@ -496,12 +498,11 @@ void resume_run_json(RunPlan& plan) {
 void record_environment(RunPlan& plan) {
   reports::RunInfo& info = plan.info;
   info.environment = reports::environment();
-  json::add(info.environment, "threads", json::make_number(omp_get_max_threads()));
-  json::Value isas = json::make_object();
+  info.environment["threads"] = omp_get_max_threads();
+  json::Value isas = json::Value::object();
   for (std::size_t i = 0; i < plan.chosen.list.size(); ++i)
-    if (!plan.chosen.list[i]->isa().empty())
-      json::add(isas, plan.labels[i].name, json::make_string(plan.chosen.list[i]->isa()));
-  json::add(info.environment, "kernel_isa", isas);
+    if (!plan.chosen.list[i]->isa().empty()) isas[plan.labels[i].name] = plan.chosen.list[i]->isa();
+  info.environment["kernel_isa"] = isas;
 }
 
 // What DIR already holds: nothing (a new run), or, with --resume, the run to continue.
@@ -560,7 +561,7 @@ void plan_todo(const RunPlan& plan, RunState& st) {
       st.todo.push_back(c);
     }
   }
-  for (const reports::Record& r : st.records) st.failing += reports::is_failure(r.verdict);
+  for (const reports::Record& r : st.records) st.failing += is_failure(r.result.verdict);
 }
 
 void announce(const RunPlan& plan, const RunState& st) {
@@ -595,7 +596,7 @@ int64_t run_cases(const RunPlan& plan, RunState& st, Appender& out) {
     for (reports::Record& r : rs) {
       if (st.done.count(r.key())) continue;
       lines += reports::to_jsonl(r) + "\n";
-      st.failing += reports::is_failure(r.verdict);
+      st.failing += is_failure(r.result.verdict);
       st.records.push_back(std::move(r));
     }
     out.append(lines);
@@ -619,10 +620,11 @@ int finish_run(RunPlan& plan, const RunState& st, int64_t finished, int sig, dou
   reports::write_reports(plan.dir, info, st.records);
 
   std::map<std::string, int64_t> counts;
-  for (const reports::Record& r : st.records) ++counts[r.verdict];
+  for (const reports::Record& r : st.records) ++counts[verdict_name(r.result.verdict)];
   std::cout << "run: " << finished << " of " << plan.planned.size() << " cases, "
             << st.records.size() << " (case, backend) pairs:";
-  for (const char* v : reports::kVerdicts) std::cout << " " << counts[v] << " " << v << ",";
+  for (Verdict v : kAllVerdicts)
+    std::cout << " " << counts[verdict_name(v)] << " " << verdict_name(v) << ",";
   std::cout << " in " << duration(info.elapsed_s) << "\n";
   std::cout << "run: reports in " << plan.dir
             << "/: results.jsonl summary.json junit.xml report.html\n";

@@ -11,6 +11,7 @@
 
 #include "core/admission.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/limits.h"
 #include "core/npy.h"
 #include "core/problem.h"
@@ -62,56 +63,6 @@ std::optional<NumericContract> named_contract(const std::string& name, DType t, 
   k.u_in = p > in_bits ? std::ldexp(1.0, -in_bits) : 0.0;
   k.u_out = p < acc_bits ? std::ldexp(1.0, -p) : 0.0;
   return k;
-}
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += static_cast<char>(ch);
-    } else if (ch < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", ch);
-      o += b;
-    } else {
-      o += static_cast<char>(ch);
-    }
-  }
-  return o + "\"";
-}
-
-std::string json_num(double v) {
-  if (std::isnan(v)) return "\"nan\"";
-  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
-std::string admission_json(const Admission& a) {
-  return "{\"kind\":" + json_str(admission_kind_name(a.kind)) +
-         ",\"message\":" + json_str(a.message) + "}";
-}
-
-// A record with check's keys (oracle/oracle.cpp to_json); no relations, no run time.
-std::string record_json(const BackendRecord& b) {
-  std::string o =
-      "{\"backend\":" + json_str(b.backend) + ",\"verdict\":" + json_str(verdict_name(b.verdict)) +
-      ",\"check\":" + json_str(b.check) + ",\"reason\":" + json_str(b.reason) +
-      ",\"contract\":" + json_str(b.contract) + ",\"bound_usage\":" + json_num(b.bound_usage) +
-      ",\"mismatches\":" + std::to_string(b.mismatches) + ",\"first_offender\":";
-  if (b.first) {
-    const Offender& f = *b.first;
-    o += "{\"coord\":[" + std::to_string(f.coord[0]) + "," + std::to_string(f.coord[1]) + "," +
-         std::to_string(f.coord[2]) + "," + std::to_string(f.coord[3]) +
-         "],\"index\":" + std::to_string(f.index) + ",\"ref\":" + json_num(f.ref) +
-         ",\"got\":" + json_num(f.got) + ",\"bound\":" + json_num(f.bound) + "}";
-  } else {
-    o += "null";
-  }
-  return o + ",\"adjoint\":[],\"metamorphic\":[],\"ms\":0,\"repro\":" + json_str(b.repro) + "}";
 }
 
 std::string quote(const std::string& s) {
@@ -228,13 +179,14 @@ int cmd_verify(const Args& args) {
 
   const TfAdmission admission = tf_admission(p);
   if (vm.count("json")) {
-    std::string o = "{\"command\":\"verify\",\"problem\":" + json_str(to_string(p)) +
-                    ",\"result\":" + json_str(result_path) +
-                    ",\"tf_admission\":{\"cpu\":" + admission_json(admission.cpu) +
-                    ",\"gpu\":" + admission_json(admission.gpu) + "},\"backends\":[";
-    for (std::size_t i = 0; i < records.size(); ++i)
-      o += std::string(i ? "," : "") + record_json(records[i]);
-    std::cout << o << "]}\n";
+    json::Value o;
+    o["command"] = "verify";
+    o["problem"] = to_string(p);
+    o["result"] = result_path;
+    o["tf_admission"] = to_json(admission);
+    o["backends"] = json::Value::array();
+    for (const BackendRecord& r : records) o["backends"].push_back(to_json(r));
+    std::cout << json::dump(o) << "\n";
   } else {
     std::cout << to_string(p) << "\n  result " << result_path << ": " << result_name(p.op) << " "
               << shape_string(result.shape()) << " " << dtype_name(p.dtype) << "\n";

@@ -1,0 +1,164 @@
+// The one JSON form of the oracle's records (check --json, verify --json, results.jsonl).
+#include "core/json.h"
+
+#include <cstdint>
+#include <stdexcept>
+
+#include "core/problem.h"
+#include "oracle/oracle.h"
+
+namespace convcheck {
+
+namespace {
+
+json::Value relations_json(const std::vector<RelationResult>& rs) {
+  json::Value a = json::Value::array();
+  for (const RelationResult& r : rs) {
+    json::Value o;
+    o["name"] = r.name;
+    o["applicable"] = r.applicable;
+    o["passed"] = r.applicable ? json::Value(r.passed) : json::Value();
+    o["residual"] = r.residual;
+    o["slack"] = r.slack;
+    o["detail"] = r.detail;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+std::vector<RelationResult> relations_of(const json::Value& o, const char* key) {
+  std::vector<RelationResult> out;
+  for (const json::Value& x : json::array_of(o, key)) {
+    RelationResult r;
+    r.name = json::string_of(x, "name");
+    r.applicable = json::bool_of(x, "applicable");
+    r.passed = r.applicable && json::bool_of(x, "passed");
+    r.residual = json::number_of(x, "residual");
+    r.slack = json::number_of(x, "slack");
+    r.detail = json::string_of(x, "detail");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+json::Value offender_json(const Offender& f) {
+  json::Value o;
+  o["coord"] = json::Value::array();
+  for (int64_t c : f.coord) o["coord"].push_back(c);
+  o["index"] = f.index;
+  o["ref"] = f.ref;
+  o["got"] = f.got;
+  o["bound"] = f.bound;
+  return o;
+}
+
+Offender offender_of(const json::Value& f) {
+  Offender o;
+  const json::Value& coord = json::field(f, "coord");
+  if (!coord.is_array() || coord.size() != 4)
+    throw std::runtime_error("field \"first_offender.coord\" is not an array of 4 integers");
+  for (std::size_t k = 0; k < 4; ++k) {
+    const json::Value& c = coord[k];
+    if (!c.is_number_integer() ||
+        (c.is_number_unsigned() && c.get<uint64_t>() > uint64_t{INT64_MAX}))
+      throw std::runtime_error("field \"first_offender.coord\" is not an array of 4 integers");
+    o.coord[k] = c.get<int64_t>();
+  }
+  o.index = json::integer_of(f, "index");
+  o.ref = json::number_of(f, "ref");
+  o.got = json::number_of(f, "got");
+  o.bound = json::number_of(f, "bound");
+  return o;
+}
+
+json::Value admission_json(const Admission& a) {
+  json::Value o;
+  o["kind"] = admission_kind_name(a.kind);
+  o["message"] = a.message;
+  return o;
+}
+
+Admission admission_of(const json::Value& o, const char* which) {
+  Admission a;
+  const std::string kind = json::string_of(o, "kind");
+  bool known = false;
+  for (Admission::Kind k :
+       {Admission::Kind::accepted, Admission::Kind::refused, Admission::Kind::differs}) {
+    if (kind == admission_kind_name(k)) {
+      a.kind = k;
+      known = true;
+    }
+  }
+  if (!known)
+    throw std::runtime_error(std::string("field \"tf_admission.") + which +
+                             ".kind\": unknown kind '" + kind + "'");
+  a.message = json::string_of(o, "message");
+  return a;
+}
+
+}  // namespace
+
+json::Value to_json(const BackendRecord& b) {
+  json::Value o;
+  o["backend"] = b.backend;
+  o["verdict"] = verdict_name(b.verdict);
+  o["check"] = b.check;
+  o["reason"] = b.reason;
+  o["contract"] = b.contract;
+  o["bound_usage"] = b.bound_usage;
+  o["mismatches"] = b.mismatches;
+  o["first_offender"] = b.first ? offender_json(*b.first) : json::Value();
+  o["adjoint"] = relations_json(b.adjoint);
+  o["metamorphic"] = relations_json(b.metamorphic);
+  o["ms"] = b.ms;
+  o["repro"] = b.repro;
+  return o;
+}
+
+BackendRecord backend_record_from_json(const json::Value& o) {
+  BackendRecord b;
+  const std::string verdict = json::string_of(o, "verdict");
+  const std::optional<Verdict> v = parse_verdict(verdict);
+  if (!v) throw std::runtime_error("field \"verdict\": unknown verdict '" + verdict + "'");
+  b.verdict = *v;
+  b.check = json::string_of(o, "check");
+  b.reason = json::string_of(o, "reason");
+  b.contract = json::string_of(o, "contract");
+  b.bound_usage = json::number_of(o, "bound_usage");
+  b.mismatches = json::integer_of(o, "mismatches");
+  const json::Value& f = json::field(o, "first_offender");
+  if (!f.is_null()) b.first = offender_of(f);
+  b.adjoint = relations_of(o, "adjoint");
+  b.metamorphic = relations_of(o, "metamorphic");
+  b.ms = json::number_of(o, "ms");
+  b.repro = json::string_of(o, "repro");
+  return b;
+}
+
+json::Value to_json(const TfAdmission& a) {
+  json::Value o;
+  o["cpu"] = admission_json(a.cpu);
+  o["gpu"] = admission_json(a.gpu);
+  return o;
+}
+
+TfAdmission admission_from_json(const json::Value& o) {
+  TfAdmission a;
+  a.cpu = admission_of(json::field(o, "cpu"), "cpu");
+  a.gpu = admission_of(json::field(o, "gpu"), "gpu");
+  return a;
+}
+
+std::string to_json(const CaseReport& r) {
+  json::Value o;
+  o["problem"] = to_string(r.c.problem);
+  o["seed"] = r.c.seed;
+  o["fill"] = fill_name(r.c.fill);
+  o["tf_admission"] = to_json(r.admission);
+  o["odd_one_out"] = r.odd_one_out.empty() ? json::Value() : json::Value(r.odd_one_out);
+  o["backends"] = json::Value::array();
+  for (const BackendRecord& b : r.records) o["backends"].push_back(to_json(b));
+  return json::dump(o);
+}
+
+}  // namespace convcheck
