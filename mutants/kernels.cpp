@@ -274,12 +274,12 @@ double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run
         law.terms(e, [&](double x, double y) { s = bf16_to_double(bf16_from_double(s + x * y)); });
         return s;
       }
-      float s = 0;
+      bf16_t s(0.0f);
       law.terms(e, [&](double x, double y) {
         const float prod = static_cast<float>(x) * static_cast<float>(y);
-        s = bf16_to_float(bf16_from_float(s + prod));
+        s = bf16_t(static_cast<float>(s) + prod);
       });
-      return round_into(s, t);
+      return round_into(static_cast<float>(s), t);
     }
     case Accumulation::shuffled: {
       // Plain linear sums (f64 in double, the rest in float) in a shuffled order that depends on

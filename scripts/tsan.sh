@@ -2,7 +2,8 @@
 # ThreadSanitizer run of the OpenMP backends (issue 8): builds build-tsan with clang,
 # -fsanitize=thread and LLVM's OpenMP runtime (libomp), without CUDA and oneDNN, and runs with 4
 # OpenMP threads on this machine's cores:
-#   - tests/test_optimized (every compiled ISA path of the optimized backend against the
+#   - tests/test_optimized and the testbed's optimized suite (tests/test_backends
+#     --run_test=optimized: every compiled ISA path of the optimized backend against the
 #     reference),
 #   - `convcheck fuzz --backends optimized,reference --cases 300` (the oracle runs the reference
 #     too: both OpenMP backends, on generated problems of every op, dtype, padding and format),
@@ -27,7 +28,7 @@ CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCONVCHECK_CUDA=OFF -DCO
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \
   >/dev/null
-cmake --build build-tsan -j "$jobs" --target convcheck test_optimized
+cmake --build build-tsan -j "$jobs" --target convcheck test_optimized test_backends
 
 export TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=1 second_deadlock_stack=1"
 export OMP_NUM_THREADS=4
@@ -62,6 +63,7 @@ run() {
   fi
 }
 run build-tsan/tests/test_optimized --report_level=short --log_level=warning
+run build-tsan/tests/test_backends --run_test=optimized --report_level=short --log_level=warning
 run build-tsan/convcheck fuzz --backends optimized,reference --cases 300 --seed 1
 rm -rf build-tsan/smoke-run
 run build-tsan/convcheck run --suite smoke --backends optimized,reference --out build-tsan/smoke-run

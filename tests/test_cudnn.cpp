@@ -1,10 +1,12 @@
 #define BOOST_TEST_MODULE cudnn
-// The "cudnn" comparator through the oracle (issue 5 item 5): every op it has, both formats,
-// strides, dilations (also with stride > 1), SAME with an odd total (asymmetric: the explicit pad
-// copy), VALID, explicit asymmetric pads and pads larger than the filter, groups and depthwise
-// multipliers pass with the exact fill (bitwise) and the real fill (within the declared f32-fma
-// contract); f64 passes where cuDNN runs it; f16 and bf16 pass or are unsupported with cuDNN's
-// reason; int32 is unsupported with a reason. Each record names cuDNN's algorithm.
+// What is special to the "cudnn" comparator. Its tables (every op it has, both formats, strides,
+// dilations (also with stride > 1), SAME with an odd total (asymmetric: the explicit pad copy),
+// VALID, explicit asymmetric pads and pads larger than the filter, groups and depthwise
+// multipliers: exact fill bitwise, real fill within the declared f32-fma contract; f64, f16 and
+// bf16 pass or are unsupported with cuDNN's reason), the empty operands and repeated runs run in
+// the backend testbed (tests/test_backends.cpp, CTest test_backends_cudnn). Here: the contract and
+// the record's note naming cuDNN's algorithm, the large problems whose layouts are timed on their
+// first run, and int32 unsupported with a reason.
 //
 // The device tests need a usable device and cuDNN: without one (no GPU, no driver, built without
 // cuDNN) they are reported SKIPPED with the reason, and CTest reports test_cudnn skipped
@@ -23,10 +25,9 @@
 
 #include "comparators/comparators.h"
 #include "oracle/oracle.h"
-#include "tests/cudnn_cases.h"
+#include "tests/backend_testbed.h"
 
 using namespace convcheck;
-using namespace convcheck::cudnn_cases;
 namespace utf = boost::unit_test;
 namespace bdata = boost::unit_test::data;
 
@@ -49,54 +50,12 @@ boost::test_tools::assertion_result available(utf::test_unit_id) {
 }
 
 CaseReport check(const std::string& text, FillKind fill, uint64_t seed = 11) {
-  Case c;
-  c.problem = parse_problem(text);
-  c.seed = seed;
-  c.fill = fill;
-  return run_case(c, {&cudnn()});
-}
-
-void expect_pass(const std::string& text) {
-  for (FillKind fill : {FillKind::exact, FillKind::real}) {
-    const CaseReport r = check(text, fill);
-    BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
-    const BackendRecord& rec = r.records[0];
-    BOOST_TEST(std::string(verdict_name(rec.verdict)) == "pass",
-               text << " --fill " << fill_name(fill) << ": " << verdict_name(rec.verdict) << " ("
-                    << rec.check << ") " << rec.reason << " [" << cudnn().last_note() << "]\n"
-                    << to_text(r));
-    if (fill == FillKind::exact) BOOST_TEST(rec.mismatches == 0);
-  }
-  BOOST_TEST_MESSAGE(text << ": " << cudnn().last_note());
+  return testbed::check(cudnn(), text, fill, seed);
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(cudnn_backend, *utf::precondition(available))
-
-BOOST_DATA_TEST_CASE(f32_problems_pass, bdata::make(f32_problems()), text) {
-  BOOST_TEST_CONTEXT(text) {
-    const Status s = cudnn().can_implement(parse_problem(text));
-    BOOST_TEST_REQUIRE(s.ok(), s.reason());
-    expect_pass(text);
-  }
-}
-
-// f64, f16, bf16: pass where cuDNN runs the op in FMA math, else unsupported with cuDNN's reason.
-BOOST_DATA_TEST_CASE(other_dtypes_pass_or_say_why, bdata::make(other_dtype_problems()), text) {
-  BOOST_TEST_CONTEXT(text) {
-    const Status s = cudnn().can_implement(parse_problem(text));
-    if (s.ok()) {
-      expect_pass(text);
-    } else {
-      BOOST_TEST_MESSAGE(text << ": unsupported: " << s.reason());
-      BOOST_TEST(s.reason().find("cuDNN") != std::string::npos, s.reason());
-      const CaseReport r = check(text, FillKind::real);
-      BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "unsupported");
-      BOOST_TEST(r.records.at(0).reason == s.reason());
-    }
-  }
-}
 
 // The contract: FP32 FMA (no TF32), a linear chain (k = n), and determinism as cuDNN's chosen
 // algorithm says; the record names that algorithm.
@@ -118,36 +77,6 @@ BOOST_AUTO_TEST_CASE(contract_and_note) {
   BOOST_TEST(cudnn().last_device_ms() >= 0);
 }
 
-// An empty operand with a non-empty result: TF's sum of no terms, every element written as 0.
-BOOST_AUTO_TEST_CASE(empty_operand_gives_zeros) {
-  for (const char* text : {"conv2d_backprop_filter:input=0x5x5x2,filter=3x3x2x3",
-                           "conv2d_backprop_input:input=2x5x5x2,filter=3x3x2x0",
-                           "depthwise_conv2d_backprop_filter:input=0x4x4x2,filter=2x2x2x2"}) {
-    BOOST_TEST_CONTEXT(text) {
-      const Problem p = parse_problem(text);
-      const Geometry g = geometry(p);
-      BOOST_TEST_REQUIRE(cudnn().can_implement(p).ok());
-      Tensor roles[3];
-      ConstTensorView views[3];
-      Operands in;
-      for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
-        const int i = static_cast<int>(r);
-        roles[i] = Tensor(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
-        views[i] = view(static_cast<const Tensor&>(roles[i]));
-      }
-      const OpIO io = op_io(p.op);
-      in.set(io.a, &views[static_cast<int>(io.a)]);
-      in.set(io.b, &views[static_cast<int>(io.b)]);
-      Tensor result(p.dtype, storage_shape(p, g, io.result_like),
-                    storage_layout(p, io.result_like));
-      BOOST_TEST_REQUIRE(result.size() > 0);
-      for (int64_t i = 0; i < result.size(); ++i) result.set(i, NAN);
-      cudnn().run(p, g, in, view(result));
-      for (int64_t i = 0; i < result.size(); ++i) BOOST_TEST(result.get(i) == 0.0);
-    }
-  }
-}
-
 // Problems of at least 2^24 multiply-adds build both layouts and time them on their first run;
 // whichever wins must pass, and later runs reuse it.
 BOOST_DATA_TEST_CASE(
@@ -160,18 +89,11 @@ BOOST_DATA_TEST_CASE(
     }),
     text) {
   BOOST_TEST_CONTEXT(text) {
-    expect_pass(text);
+    testbed::Expect strict;
+    strict.degenerate_ok = false;
+    testbed::expect_pass_exact_and_real(cudnn(), text, strict);
+    BOOST_TEST_MESSAGE(text << ": " << cudnn().last_note());
   }
-}
-
-// Repeated runs reuse the cached plan and, with a deterministic algorithm, give the same bits.
-BOOST_AUTO_TEST_CASE(repeated_runs_agree) {
-  const char* text =
-      "conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x8,stride=2x2,padding=SAME,format=NCHW";
-  const CaseReport a = check(text, FillKind::real, 5), b = check(text, FillKind::real, 5);
-  BOOST_TEST(std::string(verdict_name(a.records.at(0).verdict)) == "pass");
-  BOOST_TEST(std::string(verdict_name(b.records.at(0).verdict)) == "pass");
-  BOOST_TEST(a.records.at(0).bound_usage == b.records.at(0).bound_usage);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

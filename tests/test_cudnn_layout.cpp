@@ -18,10 +18,10 @@
 
 #include "comparators/cudnn_layout.h"
 #include "oracle/oracle.h"
-#include "tests/cudnn_cases.h"
+#include "tests/backend_cases.h"
 
 using namespace convcheck;
-using namespace convcheck::cudnn_cases;
+using namespace convcheck::backend_cases;
 namespace bdata = boost::unit_test::data;
 
 namespace {
@@ -159,8 +159,8 @@ class ModelBackend final : public Backend {
 
 // The layouts, staging copies and padding remainders of comparators/cudnn_layout.h through the host
 // model of cuDNN, both layouts cuDNN may be given, every op: exact (bitwise) and real fills pass.
-BOOST_DATA_TEST_CASE(layouts_through_a_host_model_of_cudnn_pass, bdata::make(f32_problems()),
-                     text) {
+BOOST_DATA_TEST_CASE(layouts_through_a_host_model_of_cudnn_pass,
+                     bdata::make(comparator_f32_problems()), text) {
   for (Format f : {Format::NHWC, Format::NCHW}) {
     model::ModelBackend b(f);
     for (FillKind fill : {FillKind::exact, FillKind::real}) {
@@ -177,7 +177,8 @@ BOOST_DATA_TEST_CASE(layouts_through_a_host_model_of_cudnn_pass, bdata::make(f32
 }
 
 // Other dtypes and empty operands take the same layouts.
-BOOST_DATA_TEST_CASE(layouts_of_other_dtypes_pass, bdata::make(other_dtype_problems()), text) {
+BOOST_DATA_TEST_CASE(layouts_of_other_dtypes_pass, bdata::make(comparator_other_dtype_problems()),
+                     text) {
   for (Format f : {Format::NHWC, Format::NCHW}) {
     model::ModelBackend b(f);
     Case c;

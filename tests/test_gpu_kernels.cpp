@@ -7,9 +7,11 @@
 // order) and calls the very element functions the __global__ wrappers call. An "emulated gpu"
 // backend built this way goes through the oracle: exact fills must match the exact reference
 // bit for bit (and every adjoint and metamorphic relation hold bit for bit), real fills stay
-// within the contract the device backend declares. Problems are grouped by the code path they
-// drive. Also: the bit-exact conversions against core/half.h, the closed-form stride-phase taps
-// against brute force, the plan's chunking, the contracts, and planted bugs that must fail.
+// within the contract the device backend declares, with the testbed's check on its tables
+// (tests/backend_testbed.h, tests/backend_cases.h: grouped by the code path they drive), under
+// both the direct and the tiled path. Also: the bit-exact conversions against core/half.h, the
+// closed-form stride-phase taps against brute force, the plan's chunking, the contracts, and
+// planted bugs that must fail.
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstring>
@@ -24,6 +26,8 @@
 #include "gpu/plan.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
+#include "tests/backend_cases.h"
+#include "tests/backend_testbed.h"
 
 using namespace convcheck;
 using gpu::EmulatedGpu;
@@ -49,15 +53,11 @@ EmulatedGpu& emulated(Mode mode = Mode::fma, PathChoice choice = PathChoice::aut
   return backends[mode == Mode::tf32][static_cast<int>(choice)];
 }
 
-CaseReport check(Backend& b, const std::string& problem, FillKind fill, uint64_t seed) {
-  Case c;
-  c.problem = parse_problem(problem);
-  c.seed = seed;
-  c.fill = fill;
-  return run_case(c, {&b});
-}
+using testbed::bytes;
+using testbed::check;
+using testbed::Operands2;
 
-// One routine for every op, dtype, layout and mode: the oracle's verdict on the emulated kernels.
+// The testbed's check on the emulated kernels in a mode, the direct or the tiled path forced.
 // Exact fills: bitwise equal to the exact reference, relations bit for bit. Other fills: within
 // the declared contract. An empty or all-zero exact result is the oracle's "degenerate" mistrust
 // (nothing to compare, but guards and poison were still checked).
@@ -67,150 +67,25 @@ void expect_pass(const std::string& problem, FillKind fill, PathChoice choice,
     const Problem p = parse_problem(problem);
     if (gpu::make_plan(p, geometry(p), mode, choice).path != gpu::Path::tiled) return;
   }
-  const CaseReport r = check(emulated(mode, choice), problem, fill, seed);
-  BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
-  const BackendRecord& rec = r.records[0];
-  const bool ok = rec.verdict == Verdict::pass ||
-                  (rec.verdict == Verdict::mistrusted && rec.check == "degenerate");
-  BOOST_TEST(ok, problem << " fill " << fill_name(fill) << " " << rec.backend << " "
-                         << choice_name(choice) << ": " << verdict_name(rec.verdict) << " ["
-                         << rec.check << "] " << rec.reason << "\n"
-                         << to_text(r));
-  if (fill == FillKind::exact) BOOST_TEST(rec.mismatches == 0);
+  testbed::expect_pass(emulated(mode, choice), problem, fill, seed, {}, choice_name(choice));
 }
 
-// Two operands of a problem (op_io order) from a fixed pseudo-random stream, optionally rounded
-// to TF32 (f32 only).
-struct Operands2 {
-  Tensor a, b;
-};
+// Two operands of a problem (op_io order) from the testbed's pseudo-random stream, optionally
+// rounded to TF32 (f32 only).
 Operands2 random_operands(const Problem& p, uint64_t seed, bool tf32) {
-  const Geometry g = geometry(p);
-  const OpIO io = op_io(p.op);
-  Operands2 r{Tensor(p.dtype, storage_shape(p, g, io.a), storage_layout(p, io.a)),
-              Tensor(p.dtype, storage_shape(p, g, io.b), storage_layout(p, io.b))};
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (Tensor* t : {&r.a, &r.b}) {
-    for (int64_t i = 0; i < t->size(); ++i) {
-      state = state * 6364136223846793005ull + 1442695040888963407ull;
-      const double u = static_cast<double>(state >> 11) * 0x1p-53;
-      if (p.dtype == DType::i32) {
-        t->set(i, std::floor(u * 2000) - 1000);
-      } else {
-        t->set(i, 2 * u - 1);
-        if (tf32) t->set(i, gpu::k::round_tf32(static_cast<float>(t->get(i))));
-      }
-    }
+  Operands2 r = testbed::random_operands(p, seed);
+  if (tf32 && p.dtype != DType::i32) {
+    for (Tensor* t : {&r.a, &r.b})
+      for (int64_t i = 0; i < t->size(); ++i)
+        t->set(i, gpu::k::round_tf32(static_cast<float>(t->get(i))));
   }
   return r;
 }
 
 /// The backend's result on the given operands (unguarded).
 Tensor emulate(Backend& b, const Problem& p, const Operands2& in) {
-  const Geometry g = geometry(p);
-  const OpIO io = op_io(p.op);
-  const ConstTensorView va = view(in.a), vb = view(in.b);
-  Operands ops;
-  ops.set(io.a, &va);
-  ops.set(io.b, &vb);
-  Tensor r(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-  b.run(p, g, ops, view(r));
-  return r;
+  return testbed::result_of(b, p, in);
 }
-
-std::vector<unsigned char> bytes(const Tensor& t) {
-  const auto* d = static_cast<const unsigned char*>(t.data());
-  return std::vector<unsigned char>(d, d + t.bytes());
-}
-
-struct PathCase {
-  const char* path;
-  const char* problem;
-};
-
-// Grouped by the code path (and the index-law corner) they drive.
-const PathCase kPaths[] = {
-    // Forward gather: padding taps skipped, groups, dilation with stride.
-    {"conv2d", "conv2d:input=2x7x6x5,filter=3x3x5x6,padding=SAME"},
-    {"conv2d", "conv2d:input=2x9x8x4,filter=3x2x4x6,stride=2x3,dilation=2x2,padding=1:2:0:3"},
-    {"conv2d", "conv2d:input=1x5x5x700,filter=2x2x700x3,padding=SAME"},
-    // Stride phases of backprop input: strides > filter (phases with no taps write zeros), SAME
-    // with its odd element after, explicit pads beyond the filter (negative transposed pads),
-    // dilation together with stride (gcd(stride, dilation) > 1 and = 1).
-    {"stride phases",
-     "conv2d_backprop_input:input=2x9x10x6,filter=3x3x6x5,stride=2x2,padding=SAME"},
-    {"stride phases", "conv2d_backprop_input:input=1x7x7x3,filter=2x2x3x4,stride=3x3"},
-    {"stride phases", "conv2d_backprop_input:input=1x4x4x1,filter=1x1x1x1,stride=2x2,padding=SAME"},
-    {"stride phases", "conv2d_backprop_input:input=1x10x10x2,filter=2x2x2x3,stride=4x3"},
-    {"stride phases",
-     "conv2d_backprop_input:input=1x5x3x2,filter=3x2x2x3,stride=3x1,padding=1:8:4:2"},
-    {"stride phases",
-     "conv2d_backprop_input:input=1x3x3x1,filter=2x1x1x1,stride=1x1,padding=5:0:2:2"},
-    {"stride phases",
-     "conv2d_backprop_input:input=2x11x9x4,filter=3x2x4x5,stride=2x3,dilation=2x2,padding=1:2:0:3"},
-    {"stride phases",
-     "conv2d_backprop_input:input=1x13x12x2,filter=3x3x2x2,stride=4x6,dilation=6x4,padding=SAME"},
-    {"stride phases",
-     "conv2d_backprop_input:input=1x3x6x1,filter=3x2x1x1,stride=1x2,dilation=2x3,padding=2:2:2:2"},
-    {"transpose", "conv2d_transpose:input=2x8x8x6,filter=5x5x6x9,stride=2x2,padding=SAME"},
-    {"transpose", "conv2d_transpose:input=1x13x9x2,filter=3x3x2x3,stride=2x2"},
-    {"transpose", "conv2d_transpose:input=1x14x10x2,filter=3x3x2x3,stride=2x2"},
-    // Backprop filter: one chunk (writes the result directly), many chunks (partials + reduce),
-    // chunks with padding taps (linear contract), chunk boundaries inside an image row.
-    {"filter one chunk",
-     "conv2d_backprop_filter:input=2x7x6x5,filter=3x2x5x18,dilation=2x1,padding=1:0:2:1"},
-    {"filter chunks", "conv2d_backprop_filter:input=8x40x40x8,filter=1x1x8x16"},
-    {"filter chunks",
-     "conv2d_backprop_filter:input=3x23x17x3,filter=3x3x3x2,stride=2x2,padding=SAME"},
-    {"filter chunks",
-     "conv2d_backprop_filter:input=4x15x15x2,filter=2x3x2x1,dilation=3x2,padding=4:0:1:2"},
-    {"filter chunks", "conv2d_backprop_filter:input=2x30x31x1,filter=5x5x1x1,stride=3x3"},
-    // Groups.
-    {"groups", "conv2d:input=2x6x6x8,filter=3x3x2x12,padding=SAME"},
-    {"groups", "conv2d_backprop_input:input=2x6x6x8,filter=3x3x4x6,stride=2x2,padding=SAME"},
-    {"groups", "conv2d_backprop_filter:input=2x6x6x9,filter=2x2x3x6"},
-    {"groups", "conv2d_backprop_filter:input=4x20x20x6,filter=3x3x2x6,padding=SAME"},
-    // Depthwise, multiplier 1 and > 1, strides, dilation, unequal strides.
-    {"depthwise", "depthwise_conv2d:input=2x9x9x37,filter=3x3x37x1,padding=SAME"},
-    {"depthwise",
-     "depthwise_conv2d:input=2x7x6x3,filter=3x2x3x4,stride=2x1,dilation=1x2,padding=SAME"},
-    {"depthwise",
-     "depthwise_conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x1,stride=2x2,padding=SAME"},
-    {"depthwise",
-     "depthwise_conv2d_backprop_input:input=1x7x5x3,filter=3x2x3x2,stride=2x1,dilation=1x2,padding="
-     "SAME"},
-    {"depthwise",
-     "depthwise_conv2d_backprop_input:input=1x11x10x2,filter=2x3x2x3,stride=3x4,padding=3:0:0:4"},
-    {"depthwise",
-     "depthwise_conv2d_backprop_filter:input=2x9x9x7,filter=3x3x7x1,stride=2x2,padding=SAME"},
-    {"depthwise", "depthwise_conv2d_backprop_filter:input=2x5x6x2,filter=2x2x2x3,padding=2:0:1:1"},
-    {"depthwise chunks",
-     "depthwise_conv2d_backprop_filter:input=4x40x40x5,filter=3x3x5x1,padding=SAME"},
-    {"depthwise chunks",
-     "depthwise_conv2d_backprop_filter:input=3x30x20x2,filter=3x2x2x2,stride=2x1,dilation=2x2"},
-    // NCHW operands transposed in, results out.
-    {"NCHW", "conv2d:input=2x5x6x4,filter=3x3x4x5,padding=SAME,format=NCHW"},
-    {"NCHW",
-     "conv2d_backprop_input:input=2x6x7x3,filter=2x3x3x4,stride=2x1,padding=SAME,format=NCHW"},
-    {"NCHW", "conv2d_transpose:input=1x9x9x2,filter=3x3x2x3,stride=2x2,padding=SAME,format=NCHW"},
-    {"NCHW",
-     "conv2d_backprop_filter:input=2x6x7x3,filter=2x3x3x4,dilation=2x1,padding=1:2:0:3,format="
-     "NCHW"},
-    {"NCHW", "depthwise_conv2d:input=2x6x7x3,filter=2x3x3x2,format=NCHW"},
-    {"NCHW", "depthwise_conv2d_backprop_input:input=2x6x7x3,filter=2x3x3x1,format=NCHW"},
-    {"NCHW",
-     "depthwise_conv2d_backprop_filter:input=2x6x7x3,filter=2x3x3x2,stride=2x2,format=NCHW"},
-    // Empty tensors: an empty result is not touched; an empty operand gives zeros.
-    {"empty", "conv2d_backprop_input:input=0x2x3x1,filter=2x2x1x1"},
-    {"empty", "conv2d_backprop_input:input=3x1x1x2,filter=1x3x2x3,stride=1x2"},
-    {"empty", "conv2d_backprop_input:input=2x5x5x2,filter=3x3x2x0"},
-    {"empty", "conv2d_backprop_filter:input=0x2x3x1,filter=2x2x1x1"},
-    {"empty", "conv2d_backprop_filter:input=1x2x3x1,filter=2x2x1x0"},
-    {"empty", "conv2d:input=1x0x2x1,filter=1x1x1x1,padding=1:1:1:1"},
-    {"empty", "conv2d:input=1x0x2x1,filter=1x1x1x1,padding=1:1:1:1,format=NCHW"},
-    {"empty", "depthwise_conv2d_backprop_filter:input=0x4x4x2,filter=3x3x2x1"},
-    {"empty", "depthwise_conv2d_backprop_input:input=2x3x3x0,filter=2x2x0x1"},
-};
 
 // The tiled path (gpu/kernels/tiled.cuh) on GEMMs that span several tiles: M, N and K tails,
 // K-steps that cross taps (Cf < 8) or phases' tap lists, groups, stride phases with and without
@@ -248,7 +123,7 @@ BOOST_AUTO_TEST_CASE(tiled_path_matches_the_reference) {
 // data (no NaN / Inf) the two results are equal, element for element.
 BOOST_AUTO_TEST_CASE(tiled_equals_direct_on_real_data) {
   std::vector<std::string> problems(std::begin(kTiled), std::end(kTiled));
-  for (const PathCase& c : kPaths) problems.push_back(c.problem);
+  for (const backend_cases::PathCase& c : backend_cases::kPaths) problems.push_back(c.problem);
   int compared = 0;
   for (const std::string& text : problems) {
     const Problem p = parse_problem(text);
@@ -291,7 +166,7 @@ BOOST_AUTO_TEST_CASE(automatic_path_choice) {
 
 BOOST_AUTO_TEST_CASE(every_code_path_matches_the_reference) {
   for (PathChoice choice : kChoices) {
-    for (const PathCase& c : kPaths) {
+    for (const backend_cases::PathCase& c : backend_cases::kPaths) {
       BOOST_TEST_CONTEXT(c.path) {
         for (FillKind fill : {FillKind::exact, FillKind::real})
           expect_pass(c.problem, fill, choice);
@@ -301,16 +176,7 @@ BOOST_AUTO_TEST_CASE(every_code_path_matches_the_reference) {
 }
 
 BOOST_AUTO_TEST_CASE(every_dtype) {
-  const char* const problems[] = {
-      "conv2d:input=2x7x6x5,filter=3x3x5x18,stride=2x1,padding=SAME",
-      "conv2d_backprop_input:input=2x7x6x5,filter=3x3x5x18,stride=2x2,padding=SAME",
-      "conv2d_transpose:input=1x9x9x2,filter=3x3x2x3,stride=2x2,padding=SAME,format=NCHW",
-      "conv2d_backprop_filter:input=2x7x6x5,filter=3x2x5x18,dilation=2x1,padding=1:0:2:1",
-      "conv2d_backprop_filter:input=8x20x20x8,filter=1x1x8x16",  // chunk partials + reduce
-      "depthwise_conv2d:input=2x7x6x19,filter=3x3x19x1,stride=2x2,padding=SAME",
-      "depthwise_conv2d_backprop_input:input=2x7x6x4,filter=3x3x4x2,padding=SAME,format=NCHW",
-      "depthwise_conv2d_backprop_filter:input=4x20x20x3,filter=3x3x3x2,padding=SAME",
-  };
+  const auto& problems = backend_cases::kDtypeProblems;
   for (const char* dtype : {"f16", "bf16", "f32", "f64", "i32"}) {
     for (const char* base : problems) {
       Problem p = parse_problem(std::string(base) + ",dtype=" + dtype);
@@ -325,17 +191,7 @@ BOOST_AUTO_TEST_CASE(every_dtype) {
 // NaN, +-Inf, subnormals and -0: padding taps are no terms (never 0 * Inf), NaN propagates along
 // exactly the index law, subnormals are kept (no FTZ).
 BOOST_AUTO_TEST_CASE(special_values) {
-  const char* const problems[] = {
-      "conv2d:input=2x6x6x4,filter=3x3x4x5,padding=SAME",
-      "conv2d_backprop_input:input=2x6x6x4,filter=3x3x4x5,stride=2x2,padding=SAME",
-      "conv2d_backprop_filter:input=2x6x6x4,filter=3x3x4x5,padding=SAME",
-      "conv2d_backprop_filter:input=8x20x20x2,filter=1x1x2x2",
-      "conv2d:input=2x6x6x4,filter=3x3x4x5,padding=SAME,dtype=f64",
-      "conv2d_backprop_input:input=2x6x6x4,filter=3x3x2x6,padding=SAME,dtype=f16",
-      "depthwise_conv2d:input=2x6x6x4,filter=3x3x4x2,padding=SAME,dtype=f64",
-      "depthwise_conv2d_backprop_input:input=2x6x6x20,filter=3x3x20x1,padding=SAME",
-      "depthwise_conv2d_backprop_filter:input=2x6x6x20,filter=3x3x20x1,padding=SAME,dtype=bf16",
-  };
+  const auto& problems = backend_cases::kSpecialProblems;
   for (PathChoice choice : kChoices)
     for (const char* p : problems)
       for (uint64_t seed : {1, 2, 3}) expect_pass(p, FillKind::special, choice, Mode::fma, seed);
@@ -344,13 +200,7 @@ BOOST_AUTO_TEST_CASE(special_values) {
 // "gpu-tf32": exact fills are TF32-exact (bitwise), real fills within the tf32 contract, and the
 // operands really are rounded (results differ from the FP32 FMA ones on real data).
 BOOST_AUTO_TEST_CASE(tf32_mode) {
-  const char* const problems[] = {
-      "conv2d:input=2x7x6x5,filter=3x3x5x6,padding=SAME",
-      "conv2d_backprop_input:input=2x9x10x6,filter=3x3x6x5,stride=2x2,padding=SAME,format=NCHW",
-      "conv2d_transpose:input=1x9x9x2,filter=3x3x2x3,stride=2x2,padding=SAME",
-      "conv2d_backprop_filter:input=8x20x20x8,filter=1x1x8x16",
-      "depthwise_conv2d_backprop_filter:input=2x9x9x7,filter=3x3x7x2,stride=2x2,padding=SAME",
-  };
+  const auto& problems = backend_cases::kTf32Problems;
   for (const char* p : problems) {
     for (PathChoice choice : kChoices)
       for (FillKind fill : {FillKind::exact, FillKind::real, FillKind::special})

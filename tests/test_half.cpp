@@ -1,9 +1,12 @@
 #define BOOST_TEST_MODULE half
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "core/half.h"
 
@@ -303,6 +306,104 @@ BOOST_AUTO_TEST_CASE(bf16_from_float_matches_bit_trick) {
   }
   BOOST_TEST(failures == 0);
   BOOST_TEST(checked > 16000000u);
+}
+
+// The reference's own single rounding (f16_from_double / bf16_from_double, core/half.h) and
+// Eigen's float conversion, the one TensorFlow uses, must agree on every value both accept: every
+// float that is not NaN (for NaN both give a NaN of the same sign; the payload is our policy).
+// Every one of the 2^32 floats takes ~45 s of CPU, so by default the test walks every float whose
+// rounding can differ: every sign, every exponent and every kept significand (all 2^10 of f16,
+// 2^7 of bf16) with the dropped bits at zero, one, just below, at and just above the tie, and at
+// their top, plus 32 hashed dropped patterns; and, for the kept significands 0, 1 and the two
+// largest (the carries), every pattern of the top 13 dropped bits with the rest 0, 1 or all ones.
+// CONVCHECK_HALF_EXHAUSTIVE=1 (CTest's test_half_exhaustive, label slow) walks all 2^32.
+template <class EigenT>
+uint64_t mismatches_with_eigen(uint16_t (*from_double)(double), uint32_t v_bits, uint64_t& nans) {
+  const float v = float_of(v_bits);
+  const uint16_t ours = from_double(static_cast<double>(v));
+  const uint16_t eigen = Eigen::numext::bit_cast<uint16_t>(EigenT(v));
+  if (std::isnan(v)) {
+    ++nans;
+    auto is_nan = [](uint16_t b) {
+      return std::isnan(static_cast<float>(Eigen::numext::bit_cast<EigenT>(b)));
+    };
+    return !(is_nan(ours) && is_nan(eigen) && (ours >> 15) == (eigen >> 15));
+  }
+  return ours != eigen;
+}
+
+struct EigenCase {
+  const char* name;
+  int frac_bits;                    // 16-bit format's fraction bits
+  int dropped(uint32_t e) const {   // float fraction bits rounding drops at float exponent field e
+    if (frac_bits == 7) return 16;  // bf16 shares f32's exponent range
+    if (e >= 113) return 13;        // f16 normal
+    return e == 0 ? 23 : std::min(23, 13 + static_cast<int>(113 - e));
+  }
+  uint64_t (*check)(uint32_t, uint64_t&);
+};
+
+uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+BOOST_AUTO_TEST_CASE(single_rounding_matches_eigen_on_every_float) {
+  const EigenCase cases[] = {
+      {"f16", 10,
+       [](uint32_t b, uint64_t& n) {
+         return mismatches_with_eigen<Eigen::half>(f16_from_double, b, n);
+       }},
+      {"bf16", 7,
+       [](uint32_t b, uint64_t& n) {
+         return mismatches_with_eigen<Eigen::bfloat16>(bf16_from_double, b, n);
+       }},
+  };
+  const char* env = std::getenv("CONVCHECK_HALF_EXHAUSTIVE");
+  const bool exhaustive = env != nullptr && std::string(env) == "1";
+  for (const EigenCase& c : cases) {
+    BOOST_TEST_CONTEXT(c.name) {
+      uint64_t bad = 0, checked = 0, nans = 0;
+      auto check = [&](uint32_t b) {
+        const uint64_t miss = c.check(b, nans);
+        ++checked;
+        if (miss != 0 && ++bad <= 5) BOOST_ERROR("float 0x" << std::hex << b);
+      };
+      if (exhaustive) {
+        for (uint64_t i = 0; i < (uint64_t{1} << 32); ++i) check(static_cast<uint32_t>(i));
+        BOOST_TEST(checked == (uint64_t{1} << 32));
+        BOOST_TEST(nans == 2 * ((uint64_t{1} << 23) - 1));
+      } else {
+        uint64_t seed = 0x5EED;
+        for (uint32_t sign : {0u, 0x80000000u}) {
+          for (uint32_t e = 0; e < 256; ++e) {
+            const int k = c.dropped(e);
+            const uint32_t top = uint32_t{1} << k, half = top >> 1;
+            const uint32_t kept_max = (uint32_t{1} << (23 - k)) - 1;
+            auto at = [&](uint32_t kept, uint32_t dropped) {
+              check(sign | (e << 23) | (kept << k) | (dropped & (top - 1)));
+            };
+            for (uint32_t kept = 0; kept <= kept_max; ++kept) {
+              for (uint32_t d : {0u, 1u, half - 1, half, half + 1, top - 2, top - 1}) at(kept, d);
+              for (int r = 0; r < 32; ++r) at(kept, static_cast<uint32_t>(splitmix(seed)));
+            }
+            const int hi = std::min(k, 13), lo = k - hi;
+            for (uint32_t kept : {0u, 1u, kept_max - 1, kept_max}) {
+              for (uint32_t t = 0; t < (uint32_t{1} << hi); ++t) {
+                for (uint32_t l : {0u, 1u, (uint32_t{1} << lo) - 1})
+                  at(kept & kept_max, (t << lo) | l);
+              }
+            }
+          }
+        }
+        BOOST_TEST_MESSAGE(c.name << ": " << checked << " floats checked against Eigen");
+        BOOST_TEST(checked > 10000000u);
+      }
+      BOOST_TEST(bad == 0u);
+    }
+  }
 }
 
 #if defined(__FLT16_MAX__)

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The CPU-model matrix (issue 13): convcheck on a CPU model, natively or emulated by Debian's
 # qemu-user, asserting which ISA the optimized backend chose and that everything it runs is right.
-#   test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO
+#   test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO TEST_BACKENDS
 # MODEL: "native" or a qemu CPU model (Haswell: AVX2 + FMA, no AVX-512; Nehalem: SSE4.2, no AVX,
 # no FMA). EXPECTED: the ISA the optimized backend must choose there (generic, avx2, avx512), or
 # "auto" for the native run: derived from the kernel's view of this CPU (/proc/cpuinfo flags,
 # which omit what the OS does not enable), not from convcheck's own probe.
 # Checks, each under the model:
 #   1. `convcheck list` names EXPECTED as the chosen ISA;
-#   2. the optimized backend's unit tests pass, every ISA up to EXPECTED exercised and no other;
+#   2. the optimized backend's unit tests and its testbed suite pass, every ISA up to EXPECTED
+#      exercised and no other;
 #   3. the main job's run step (scripts/conformance-run.sh: conformance on every available
 #      backend) completes; run.json records EXPECTED; neither reference nor optimized fails a case;
 #   4. a fuzz campaign of the optimized backend finds nothing;
@@ -18,11 +19,12 @@
 # Without qemu-x86_64 the emulated models are skipped (exit 77) with the reason, except under CI
 # (CI=true), where scripts/install-deps.sh must have installed it and its absence fails.
 set -u
-model=${1:?usage: test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO}
+model=${1:?usage: test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO TEST_BACKENDS}
 expected=${2:?}
 cc=${3:?}
 test_optimized=${4:?}
 repo=${5:?}
+test_backends=${6:?}
 . "$(dirname "$0")/../lib.sh"  # $T, ok, bad
 
 launcher=()
@@ -88,13 +90,21 @@ fi
 echo "  $(grep '^cpu:' <<<"$out")"
 echo "  $line"
 
-# 2. The optimized backend's unit tests: every ISA this machine runs, and only those.
+# 2. The optimized backend's unit tests (its dispatch tables, SIMD conversions, determinism) and
+# its suite of the backend testbed (every code path and dtype through the oracle): every ISA this
+# machine runs, and only those.
 out=$(run "$test_optimized" --report_level=short --log_level=message 2>&1)
+rc=$?
+if [ $rc -eq 0 ]; then ok; else
+  bad "test_optimized: want exit 0, got exit $rc"
+  echo "$out" | tail -8 | sed 's/^/    /'
+fi
+out=$(run "$test_backends" --run_test=optimized --report_level=short --log_level=message 2>&1)
 rc=$?
 tested=$(grep -o 'isa [a-z0-9]*' <<<"$out" | sed 's/isa //' | sort -u | tr '\n' ' ' | sed 's/ $//')
 want=$(tr ' ' '\n' <<<"$runs" | sort -u | tr '\n' ' ' | sed 's/ $//')
 if [ $rc -eq 0 ] && [ "$tested" = "$want" ]; then ok; else
-  bad "test_optimized: want exit 0 exercising ISAs '$want', got exit $rc exercising '$tested'"
+  bad "test_backends (optimized): want exit 0 exercising ISAs '$want', got exit $rc exercising '$tested'"
   echo "$out" | tail -8 | sed 's/^/    /'
 fi
 

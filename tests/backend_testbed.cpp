@@ -1,0 +1,101 @@
+#include "tests/backend_testbed.h"
+
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+
+namespace convcheck::testbed {
+
+CaseReport check(Backend& b, const std::string& problem, FillKind fill, uint64_t seed) {
+  Case c;
+  c.problem = parse_problem(problem);
+  c.seed = seed;
+  c.fill = fill;
+  return run_case(c, {&b});
+}
+
+void expect_pass(Backend& b, const std::string& problem, FillKind fill, uint64_t seed,
+                 const Expect& expect, const std::string& context) {
+  const Status can = b.can_implement(parse_problem(problem));
+  if (!can.ok() && !expect.declines_naming.empty()) {
+    BOOST_TEST_MESSAGE(b.name() << ": " << problem << ": unsupported: " << can.reason());
+    BOOST_TEST(can.reason().find(expect.declines_naming) != std::string::npos, can.reason());
+    const CaseReport r = check(b, problem, fill, seed);
+    BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
+    BOOST_TEST(std::string(verdict_name(r.records[0].verdict)) == "unsupported", problem);
+    BOOST_TEST(r.records[0].reason == can.reason());
+    return;
+  }
+  const CaseReport r = check(b, problem, fill, seed);
+  BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
+  const BackendRecord& rec = r.records[0];
+  const bool ok =
+      rec.verdict == Verdict::pass ||
+      (expect.degenerate_ok && rec.verdict == Verdict::mistrusted && rec.check == "degenerate");
+  BOOST_TEST(ok, problem << " fill " << fill_name(fill) << " seed " << seed << " " << rec.backend
+                         << (context.empty() ? "" : " ") << context << ": "
+                         << verdict_name(rec.verdict) << " [" << rec.check << "] " << rec.reason
+                         << " [" << b.last_note() << "]\n  " << rec.repro << "\n"
+                         << to_text(r));
+  if (fill == FillKind::exact) BOOST_TEST(rec.mismatches == 0, problem);
+}
+
+void expect_pass_exact_and_real(Backend& b, const std::string& problem, const Expect& expect,
+                                const std::string& context) {
+  for (FillKind fill : {FillKind::exact, FillKind::real})
+    expect_pass(b, problem, fill, 11, expect, context);
+}
+
+Operands2 random_operands(const Problem& p, uint64_t seed, double int_range) {
+  const Geometry g = geometry(p);
+  const OpIO io = op_io(p.op);
+  Operands2 r{Tensor(p.dtype, storage_shape(p, g, io.a), storage_layout(p, io.a)),
+              Tensor(p.dtype, storage_shape(p, g, io.b), storage_layout(p, io.b))};
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (Tensor* t : {&r.a, &r.b}) {
+    for (int64_t i = 0; i < t->size(); ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double u = static_cast<double>(state >> 11) * 0x1p-53;
+      t->set(i, p.dtype == DType::i32 ? std::floor(u * 2 * int_range) - int_range : 2 * u - 1);
+    }
+  }
+  return r;
+}
+
+Tensor result_of(Backend& b, const Problem& p, const Operands2& in) {
+  const Geometry g = geometry(p);
+  const OpIO io = op_io(p.op);
+  const ConstTensorView va = view(in.a), vb = view(in.b);
+  Operands ops;
+  ops.set(io.a, &va);
+  ops.set(io.b, &vb);
+  Tensor r(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
+  b.run(p, g, ops, view(r));
+  return r;
+}
+
+std::vector<unsigned char> bytes(const Tensor& t) {
+  const auto* d = static_cast<const unsigned char*>(t.data());
+  return std::vector<unsigned char>(d, d + t.bytes());
+}
+
+void expect_empty_operand_gives_zeros(Backend& b, const std::string& problem) {
+  const Problem p = parse_problem(problem);
+  const Geometry g = geometry(p);
+  BOOST_TEST_REQUIRE(b.can_implement(p).ok(), b.name() << ": " << problem);
+  const OpIO io = op_io(p.op);
+  const Operands2 in{Tensor(p.dtype, storage_shape(p, g, io.a), storage_layout(p, io.a)),
+                     Tensor(p.dtype, storage_shape(p, g, io.b), storage_layout(p, io.b))};
+  const ConstTensorView va = view(in.a), vb = view(in.b);
+  Operands ops;
+  ops.set(io.a, &va);
+  ops.set(io.b, &vb);
+  Tensor result(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
+  BOOST_TEST_REQUIRE(result.size() > 0);
+  for (int64_t i = 0; i < result.size(); ++i) result.set(i, NAN);
+  b.run(p, g, ops, view(result));
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < result.size(); ++i) nonzero += result.get(i) != 0.0;
+  BOOST_TEST(nonzero == 0, b.name() << ": " << problem << ": " << nonzero << " elements not 0");
+}
+
+}  // namespace convcheck::testbed
