@@ -304,8 +304,10 @@ std::string to_string(const Problem& p) {
   return os.str();
 }
 
-Geometry geometry(const Problem& p) {
-  const std::string label = op_name(p.op);
+namespace {
+
+// Part A.3: dtype, signs, strides, dilations, explicit pads and an empty filter (TF's words).
+void check_scalars(const Problem& p, const std::string& label) {
   const bool depthwise = is_depthwise(p.op);
   if (!op_takes_dtype(p.op, p.dtype)) {
     throw InvalidArgument(label + ": dtype " + dtype_name(p.dtype) + " is not allowed: TF's " +
@@ -346,15 +348,11 @@ Geometry geometry(const Problem& p) {
                           "non-zero), got filter = " +
                           dims_string(p.filter));
   }
-  Geometry g{};
-  g.depthwise = depthwise;
-  g.N = p.input[0];
-  g.H = p.input[1];
-  g.W = p.input[2];
-  g.C = p.input[3];
-  g.KH = p.filter[0];
-  g.KW = p.filter[1];
-  if (depthwise) {
+}
+
+// Channels: the depthwise multiplier, or the groups of a (grouped) conv (spec A.4, B §2).
+void derive_channels(const Problem& p, const std::string& label, Geometry& g) {
+  if (g.depthwise) {
     if (p.filter[2] != g.C) {
       throw InvalidArgument(label + ": input and filter must have the same depth: " +
                             std::to_string(g.C) + " vs " + std::to_string(p.filter[2]));
@@ -396,22 +394,11 @@ Geometry geometry(const Problem& p) {
                             std::to_string(g.O) + " vs " + std::to_string(g.G));
     }
   }
-  g.sh = p.stride_h;
-  g.sw = p.stride_w;
-  g.dh = p.dilation_h;
-  g.dw = p.dilation_w;
-  Window rows =
-      windowed_output(label, g.H, g.KH, g.dh, g.sh, p.padding, p.padding.top, p.padding.bottom);
-  Window cols =
-      windowed_output(label, g.W, g.KW, g.dw, g.sw, p.padding, p.padding.left, p.padding.right);
-  g.OH = rows.out;
-  g.OW = cols.out;
-  g.eff_h = rows.eff;
-  g.eff_w = cols.eff;
-  g.pad_top = rows.pad_before;
-  g.pad_bottom = rows.pad_after;
-  g.pad_left = cols.pad_before;
-  g.pad_right = cols.pad_after;
+}
+
+// Every size a kernel's index arithmetic forms fits 64 bits (header comment of kMaxExtent).
+void check_sizes(const std::string& label, const Geometry& g, int64_t padded_rows,
+                 int64_t padded_cols) {
   // Every role's element count must fit in 64 bits, and its bytes too. Zero dimensions do not
   // excuse the others: kernels form partial products such as H * W * C even for an empty batch,
   // so the product of the nonzero dimensions is what must fit. Checked once, here.
@@ -439,8 +426,8 @@ Geometry geometry(const Problem& p) {
                          Bound{"dilation", "rows", g.dh}, Bound{"dilation", "cols", g.dw},
                          Bound{"effective filter size", "rows", g.eff_h},
                          Bound{"effective filter size", "cols", g.eff_w},
-                         Bound{"padded input size", "rows", rows.padded},
-                         Bound{"padded input size", "cols", cols.padded}}) {
+                         Bound{"padded input size", "rows", padded_rows},
+                         Bound{"padded input size", "cols", padded_cols}}) {
     if (b.value > kMaxExtent) {
       throw InvalidArgument(label + ": " + b.what + " " + std::to_string(b.value) + " along " +
                             b.dim + " is too large: strides, dilations, effective filter sizes " +
@@ -448,6 +435,39 @@ Geometry geometry(const Problem& p) {
                             ", so that index arithmetic stays within 64 bits");
     }
   }
+}
+
+}  // namespace
+
+Geometry geometry(const Problem& p) {
+  const std::string label = op_name(p.op);
+  check_scalars(p, label);
+  Geometry g{};
+  g.depthwise = is_depthwise(p.op);
+  g.N = p.input[0];
+  g.H = p.input[1];
+  g.W = p.input[2];
+  g.C = p.input[3];
+  g.KH = p.filter[0];
+  g.KW = p.filter[1];
+  derive_channels(p, label, g);
+  g.sh = p.stride_h;
+  g.sw = p.stride_w;
+  g.dh = p.dilation_h;
+  g.dw = p.dilation_w;
+  Window rows =
+      windowed_output(label, g.H, g.KH, g.dh, g.sh, p.padding, p.padding.top, p.padding.bottom);
+  Window cols =
+      windowed_output(label, g.W, g.KW, g.dw, g.sw, p.padding, p.padding.left, p.padding.right);
+  g.OH = rows.out;
+  g.OW = cols.out;
+  g.eff_h = rows.eff;
+  g.eff_w = cols.eff;
+  g.pad_top = rows.pad_before;
+  g.pad_bottom = rows.pad_after;
+  g.pad_left = cols.pad_before;
+  g.pad_right = cols.pad_after;
+  check_sizes(label, g, rows.padded, cols.padded);
   return g;
 }
 

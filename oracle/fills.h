@@ -21,7 +21,8 @@
 // They differ only for f16/bf16 tensors of more than 2048/256 elements. A name is unique within
 // each use; parse_fill takes the use.
 //
-// Adding a fill: a FillKind value here, a row and its generator in fills.cpp, a test.
+// Adding a fill: a FillKind value here, a row and its generator in fills.cpp (its fuzz weight
+// included: `fuzz` draws every fill of the table by it), a test.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +69,7 @@ struct FillInfo {
   unsigned uses;     // FillUse bits
   const char* help;  // one line
   double (*value)(const FillSite&);
+  int fuzz_weight;  // how often `fuzz` (properties/generators.cpp) draws it, in percent; 0: never
 };
 
 /// Every fill, in the order names are listed.

@@ -80,26 +80,26 @@ double max_magnitude(const ReferenceResult& r) {
 // Exact fill: operands whose every partial sum, in all three ops of the triple, fits p_bits.
 // Constructed, not discarded: when a long sum breaks the limit, thin the data and try again.
 Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_bits) {
+  // The ops of the triple this dtype takes and this problem makes valid (conv2d with zero outputs
+  // is not: no adjoint run either), derived once.
+  std::vector<Problem> triple;
+  for (OpKind kind : {OpKind::forward, OpKind::backward_data, OpKind::backward_filter}) {
+    Problem q = p;
+    q.op = triple_member(p.op, kind);
+    if (!op_takes_dtype(q.op, p.dtype)) continue;
+    try {
+      geometry(q);
+    } catch (const InvalidArgument&) {
+      continue;
+    }
+    triple.push_back(q);
+  }
   const double limit = std::ldexp(1.0, p_bits);
   double density = 1.0;
   for (int attempt = 0;; ++attempt) {
     Roles r = make_operands(p, g, FillKind::exact, seed, p_bits, density);
     double worst = 0;
-    const Op ops[] = {
-        is_depthwise(p.op) ? Op::depthwise_conv2d : Op::conv2d,
-        is_depthwise(p.op) ? Op::depthwise_conv2d_backprop_input : Op::conv2d_backprop_input,
-        is_depthwise(p.op) ? Op::depthwise_conv2d_backprop_filter : Op::conv2d_backprop_filter};
-    for (Op op : ops) {
-      Problem q = p;
-      q.op = op;
-      if (!op_takes_dtype(op, p.dtype)) continue;
-      try {
-        geometry(q);
-      } catch (const InvalidArgument&) {
-        continue;  // not a valid problem (conv2d with zero outputs): no adjoint run either
-      }
-      worst = std::max(worst, max_magnitude(reference_of(q, r)));
-    }
+    for (const Problem& q : triple) worst = std::max(worst, max_magnitude(reference_of(q, r)));
     if (worst <= limit || attempt == 30) return r;
     density *= std::max(0.05, std::min(0.5, limit / worst));
   }
@@ -123,6 +123,145 @@ bool agree(const Problem& p, const ReferenceResult& ref, const Ran& a, const Ran
   return true;
 }
 
+// What each backend declares about the case: available and able (or why not), and its contract.
+struct Declared {
+  std::vector<Status> status;
+  std::vector<NumericContract> contracts;  // of those that can run it
+};
+Declared declare(const std::vector<Backend*>& backends, const Problem& p) {
+  Declared d;
+  for (Backend* b : backends) {
+    Status s = Status::Ok();
+    try {
+      s = b->available();
+      if (s.ok()) s = b->can_implement(p);
+      if (s.ok()) d.contracts.push_back(b->contract(p));
+    } catch (const Timeout& e) {
+      s = Status::TimedOut(std::string("timed out while declaring its capabilities: ") + e.what());
+    } catch (const std::exception& e) {
+      s = Status::Crashed(std::string("crashed while declaring its capabilities: ") + e.what());
+    }
+    d.status.push_back(s);
+  }
+  return d;
+}
+
+// The case as every backend is judged on it: filled operands and the exact result.
+struct Judging {
+  const Case& c;
+  const Geometry& g;
+  const Roles& operands;
+  const ReferenceResult& ref;
+  bool bitwise;
+  bool degenerate;  // an empty or all-zero exact result: nothing to tell apart
+  const OracleOptions& options;
+};
+
+// One backend's record. `ran` gets its result when it got as far as the comparison.
+BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j,
+                            std::vector<Ran>& ran, std::size_t index) {
+  const Problem& p = j.c.problem;
+  BackendRecord rec;
+  rec.backend = b.name();
+  rec.repro = repro_line(j.c, rec.backend);
+  auto finish = [&](Verdict v, std::string check, std::string reason) {
+    rec.verdict = v;
+    rec.check = std::move(check);
+    rec.reason = std::move(reason);
+    return std::move(rec);
+  };
+  if (!declared.ok()) {
+    const bool crashed = declared.code() == Status::Code::crashed;
+    const bool timed_out = declared.code() == Status::Code::timeout;
+    return finish(crashed     ? Verdict::crashed
+                  : timed_out ? Verdict::timeout
+                              : Verdict::unsupported,
+                  crashed     ? "crashed"
+                  : timed_out ? "timeout"
+                              : "",
+                  declared.reason());
+  }
+  NumericContract k;
+  try {
+    k = b.contract(p);
+  } catch (const Timeout& e) {
+    return finish(Verdict::timeout, "timeout", e.what());
+  } catch (const std::exception& e) {
+    return finish(Verdict::crashed, "crashed", e.what());
+  }
+  rec.contract = describe(k);
+  Run run = run_guarded(b, p, j.g, j.operands, &j.ref.result);
+  rec.ms = run.ms;
+  if (!run.ran) {
+    // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
+    return finish(run.check == "crashed"   ? Verdict::crashed
+                  : run.check == "timeout" ? Verdict::timeout
+                                           : Verdict::fail,
+                  run.check, run.error);
+  }
+  if (!run.check.empty()) return finish(Verdict::fail, run.check, run.error);
+  if (!j.bitwise && p.dtype != DType::i32 && !bound_meaningful(k, max_terms(j.ref))) {
+    return finish(Verdict::mistrusted, "bound",
+                  "the contract's bound is meaningless here: k(n) u_acc >= 1/2 for n = " +
+                      std::to_string(max_terms(j.ref)));
+  }
+  const Comparison cmp = compare_to_reference(p, j.g, j.ref, run.result, k, j.bitwise);
+  rec.bound_usage = cmp.usage;
+  rec.mismatches = cmp.mismatches;
+  rec.first = cmp.first;
+  ran.push_back({index, run.result, k});
+  const RelationContext ctx{j.c, j.g, j.operands, j.ref, run.result, k, j.bitwise};
+  try {
+    if (j.options.adjoint) rec.adjoint = adjoint_checks(b, ctx);
+    if (j.options.metamorphic) rec.metamorphic = metamorphic_checks(b, ctx);
+  } catch (const InvalidArgument&) {
+    throw;  // an oracle bug in deriving a problem: not the backend's fault
+  } catch (const Timeout& e) {
+    return finish(Verdict::timeout, "timeout", std::string("in a derived run: ") + e.what());
+  } catch (const std::exception& e) {
+    return finish(Verdict::crashed, "crashed",
+                  std::string("the backend threw in a derived run: ") + e.what());
+  }
+  if (!cmp.passed) return finish(Verdict::fail, "compare", cmp.detail);
+  for (const auto* list : {&rec.adjoint, &rec.metamorphic})
+    for (const RelationResult& r : *list)
+      if (r.applicable && !r.passed) {
+        const std::string check = r.name, reason = r.detail;
+        return finish(Verdict::fail, check, reason);
+      }
+  if (j.degenerate) {
+    return finish(Verdict::mistrusted, "degenerate",
+                  j.ref.result.size() == 0
+                      ? "the result is empty: nothing to compare"
+                      : "the exact result is all zeros: too degenerate to judge");
+  }
+  return finish(Verdict::pass, "", "");
+}
+
+// The odd one out: with three or more results, one that disagrees with every other while the
+// others all agree with each other. Its index into `ran`, or -1.
+int odd_one_out(const Problem& p, const ReferenceResult& ref, const std::vector<Ran>& ran,
+                bool bitwise) {
+  const std::size_t n = ran.size();
+  if (n < 3) return -1;
+  std::vector<std::vector<bool>> ok(n, std::vector<bool>(n, true));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j)
+      ok[i][j] = ok[j][i] = agree(p, ref, ran[i], ran[j], bitwise);
+  int found = -1;
+  for (std::size_t x = 0; x < n; ++x) {
+    bool odd = true;
+    for (std::size_t i = 0; i < n && odd; ++i)
+      for (std::size_t j = 0; j < n && odd; ++j) {
+        if (i == j) continue;
+        const bool involves = i == x || j == x;
+        odd = involves ? !ok[i][j] : ok[i][j];
+      }
+    if (odd) found = static_cast<int>(x);
+  }
+  return found;
+}
+
 }  // namespace
 
 CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
@@ -137,23 +276,10 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
   const bool bitwise = c.fill == FillKind::exact;
 
   // Who can run it, and under which contracts (the exact fill must suit all of them).
-  std::vector<NumericContract> contracts;
-  std::vector<Status> status;
-  for (Backend* b : backends) {
-    Status s = Status::Ok();
-    try {
-      s = b->available();
-      if (s.ok()) s = b->can_implement(p);
-      if (s.ok()) contracts.push_back(b->contract(p));
-    } catch (const Timeout& e) {
-      s = Status::TimedOut(std::string("timed out while declaring its capabilities: ") + e.what());
-    } catch (const std::exception& e) {
-      s = Status::Crashed(std::string("crashed while declaring its capabilities: ") + e.what());
-    }
-    status.push_back(s);
-  }
-  const Roles operands = bitwise ? exact_operands(p, g, c.seed, exact_bits(p.dtype, contracts))
-                                 : make_operands(p, g, c.fill, c.seed, 53, 1.0);
+  const Declared declared = declare(backends, p);
+  const Roles operands = bitwise
+                             ? exact_operands(p, g, c.seed, exact_bits(p.dtype, declared.contracts))
+                             : make_operands(p, g, c.fill, c.seed, 53, 1.0);
   const ReferenceResult ref = reference_of(p, operands);
   bool degenerate = ref.result.size() == 0;
   if (!degenerate) {
@@ -162,122 +288,13 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
       degenerate = ref.result.get(i) == 0;
   }
 
+  const Judging judging{c, g, operands, ref, bitwise, degenerate, options};
   std::vector<Ran> ran;
-  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
-    Backend& b = *backends[bi];
-    BackendRecord rec;
-    rec.backend = b.name();
-    rec.repro = repro_line(c, rec.backend);
-    auto finish = [&](Verdict v, std::string check, std::string reason) {
-      rec.verdict = v;
-      rec.check = std::move(check);
-      rec.reason = std::move(reason);
-      report.records.push_back(std::move(rec));
-    };
-    if (!status[bi].ok()) {
-      const bool crashed = status[bi].code() == Status::Code::crashed;
-      const bool timed_out = status[bi].code() == Status::Code::timeout;
-      finish(crashed     ? Verdict::crashed
-             : timed_out ? Verdict::timeout
-                         : Verdict::unsupported,
-             crashed     ? "crashed"
-             : timed_out ? "timeout"
-                         : "",
-             status[bi].reason());
-      continue;
-    }
-    NumericContract k;
-    try {
-      k = b.contract(p);
-    } catch (const Timeout& e) {
-      finish(Verdict::timeout, "timeout", e.what());
-      continue;
-    } catch (const std::exception& e) {
-      finish(Verdict::crashed, "crashed", e.what());
-      continue;
-    }
-    rec.contract = describe(k);
-    Run run = run_guarded(b, p, g, operands, &ref.result);
-    rec.ms = run.ms;
-    if (!run.ran) {
-      // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
-      finish(run.check == "crashed"   ? Verdict::crashed
-             : run.check == "timeout" ? Verdict::timeout
-                                      : Verdict::fail,
-             run.check, run.error);
-      continue;
-    }
-    if (!run.check.empty()) {
-      finish(Verdict::fail, run.check, run.error);
-      continue;
-    }
-    if (!bitwise && p.dtype != DType::i32 && !bound_meaningful(k, max_terms(ref))) {
-      finish(Verdict::mistrusted, "bound",
-             "the contract's bound is meaningless here: k(n) u_acc >= 1/2 for n = " +
-                 std::to_string(max_terms(ref)));
-      continue;
-    }
-    const Comparison cmp = compare_to_reference(p, g, ref, run.result, k, bitwise);
-    rec.bound_usage = cmp.usage;
-    rec.mismatches = cmp.mismatches;
-    rec.first = cmp.first;
-    ran.push_back({report.records.size(), Tensor(), k});
-    ran.back().result = run.result;
-    const RelationContext ctx{c, g, operands, ref, run.result, k, bitwise};
-    try {
-      if (options.adjoint) rec.adjoint = adjoint_checks(b, ctx);
-      if (options.metamorphic) rec.metamorphic = metamorphic_checks(b, ctx);
-    } catch (const InvalidArgument&) {
-      throw;  // an oracle bug in deriving a problem: not the backend's fault
-    } catch (const Timeout& e) {
-      finish(Verdict::timeout, "timeout", std::string("in a derived run: ") + e.what());
-      continue;
-    } catch (const std::exception& e) {
-      finish(Verdict::crashed, "crashed",
-             std::string("the backend threw in a derived run: ") + e.what());
-      continue;
-    }
-    if (!cmp.passed) {
-      finish(Verdict::fail, "compare", cmp.detail);
-      continue;
-    }
-    const RelationResult* broken = nullptr;
-    for (const auto* list : {&rec.adjoint, &rec.metamorphic})
-      for (const RelationResult& r : *list)
-        if (!broken && r.applicable && !r.passed) broken = &r;
-    if (broken) {
-      const std::string check = broken->name, reason = broken->detail;
-      finish(Verdict::fail, check, reason);
-      continue;
-    }
-    if (degenerate) {
-      finish(Verdict::mistrusted, "degenerate",
-             ref.result.size() == 0 ? "the result is empty: nothing to compare"
-                                    : "the exact result is all zeros: too degenerate to judge");
-      continue;
-    }
-    finish(Verdict::pass, "", "");
-  }
-
-  // The odd one out: with three or more results, one that disagrees with every other while the
-  // others all agree with each other.
-  if (ran.size() >= 3) {
-    const std::size_t n = ran.size();
-    std::vector<std::vector<bool>> ok(n, std::vector<bool>(n, true));
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = i + 1; j < n; ++j)
-        ok[i][j] = ok[j][i] = agree(p, ref, ran[i], ran[j], bitwise);
-    for (std::size_t x = 0; x < n; ++x) {
-      bool odd = true;
-      for (std::size_t i = 0; i < n && odd; ++i)
-        for (std::size_t j = 0; j < n && odd; ++j) {
-          if (i == j) continue;
-          const bool involves = i == x || j == x;
-          odd = involves ? !ok[i][j] : ok[i][j];
-        }
-      if (odd) report.odd_one_out = report.records[ran[x].record].backend;
-    }
-  }
+  for (std::size_t bi = 0; bi < backends.size(); ++bi)
+    report.records.push_back(
+        judge_backend(*backends[bi], declared.status[bi], judging, ran, report.records.size()));
+  const int odd = odd_one_out(p, ref, ran, bitwise);
+  if (odd >= 0) report.odd_one_out = report.records[ran[odd].record].backend;
   return report;
 }
 

@@ -149,16 +149,13 @@ struct TripleOps {
   Op fwd, bpi, bpf;
 };
 TripleOps triple(Op op) {
-  if (is_depthwise(op)) {
-    return {Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
-            Op::depthwise_conv2d_backprop_filter};
-  }
-  return {Op::conv2d, Op::conv2d_backprop_input, Op::conv2d_backprop_filter};
+  return {triple_member(op, OpKind::forward), triple_member(op, OpKind::backward_data),
+          triple_member(op, OpKind::backward_filter)};
 }
 
+// conv2d_transpose has conv2d_backprop_input's maths: both are their triple's backward-data op.
 bool same_maths(Op a, Op b) {
-  auto canon = [](Op o) { return o == Op::conv2d_transpose ? Op::conv2d_backprop_input : o; };
-  return canon(a) == canon(b);
+  return triple_member(a, op_kind(a)) == triple_member(b, op_kind(b));
 }
 
 // One op of the triple: its result and reference, reusing the case's own.

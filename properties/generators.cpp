@@ -617,20 +617,15 @@ Broken size_overflow(Breaking& b) {
 enum class From { any_op, grouped_conv, depthwise, no_i32 };
 
 std::vector<Op> ops_from(From f) {
-  switch (f) {
-    case From::grouped_conv:
-      return {Op::conv2d, Op::conv2d_backprop_input, Op::conv2d_backprop_filter,
-              Op::conv2d_transpose};
-    case From::depthwise:
-      return {Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
-              Op::depthwise_conv2d_backprop_filter};
-    case From::no_i32:
-      return {Op::conv2d_backprop_filter, Op::depthwise_conv2d, Op::depthwise_conv2d_backprop_input,
-              Op::depthwise_conv2d_backprop_filter};
-    case From::any_op:
-      break;
+  std::vector<Op> ops;
+  for (const OpTraits& t : kOpTraits) {
+    const bool takes = f == From::grouped_conv ? !t.depthwise
+                       : f == From::depthwise  ? t.depthwise
+                       : f == From::no_i32     ? !t.takes_i32
+                                               : true;
+    if (takes) ops.push_back(t.op);
   }
-  return std::vector<Op>(std::begin(kAllOps), std::end(kAllOps));
+  return ops;
 }
 
 /// One rule: its id, the ops it starts from, how it breaks a valid problem, and the words the
@@ -707,18 +702,20 @@ rc::Gen<Problem> valid_problem() {
       [](Op op) { return valid_problem(op); });
 }
 
+// Every fill of the table with a fuzz weight, by it; exact (the first row) shrinks first.
+rc::Gen<FillKind> fuzz_fills() {
+  std::vector<std::pair<int, FillKind>> weighted;
+  for (const FillInfo& f : fills())
+    if (f.fuzz_weight > 0) weighted.emplace_back(f.fuzz_weight, f.kind);
+  return pick<FillKind>(weighted);
+}
+
 rc::Gen<Case> any_case() {
   return rc::gen::apply(
       [](Problem p, uint64_t seed, FillKind fill) {
         return Case{std::move(p), seed, fill};
       },
-      valid_problem(), seeds(),
-      // exact shrinks first; order = plainest first.
-      pick<FillKind>({{40, FillKind::exact},
-                      {15, FillKind::ramp},
-                      {25, FillKind::real},
-                      {10, FillKind::cancel},
-                      {10, FillKind::special}}));
+      valid_problem(), seeds(), fuzz_fills());
 }
 
 rc::Gen<InvalidProblem> invalid_problem() {

@@ -239,6 +239,25 @@ int cmd_list(const Args& args) {
   return kOk;
 }
 
+Tensor read_npy_of_dtype(const std::string& what, const std::string& path, const Problem& p,
+                         Layout layout) {
+  Tensor t = read_npy(path, layout);
+  if (t.dtype() != p.dtype)
+    throw InvalidArgument(what + ": file " + path + " has dtype " + dtype_name(t.dtype()) + " ('" +
+                          npy_descr(t.dtype()) + "'), expected " + dtype_name(p.dtype) + " ('" +
+                          npy_descr(p.dtype) + "') for " + to_string(p));
+  return t;
+}
+
+void OperandFiles::read(const std::string& path, const Problem& p, const Geometry& g, Role r) {
+  Tensor t = read_npy_of_dtype(role_name(r), path, p, storage_layout(p, r));
+  check_operand_shape(p, g, r, t.shape(), path);
+  tensors[count] = std::move(t);
+  views[count] = view(std::as_const(tensors[count]));
+  ops.set(r, &views[count]);
+  ++count;
+}
+
 int cmd_compute(const Args& args) {
   po::options_description desc("compute");
   desc.add_options()("problem", po::value<std::string>(), "descriptor")(
@@ -280,26 +299,10 @@ int cmd_compute(const Args& args) {
     return kUnavailable;
   }
 
-  Tensor tensors[2];
-  ConstTensorView views[2];
-  Operands ops;
-  int k = 0;
-  for (Role r : {io.a, io.b}) {
-    const std::string path = vm[role_option(r)].as<std::string>();
-    tensors[k] = read_npy(path, storage_layout(p, r));
-    if (tensors[k].dtype() != p.dtype) {
-      throw InvalidArgument(std::string(role_name(r)) + ": file " + path + " has dtype " +
-                            dtype_name(tensors[k].dtype()) + " ('" + npy_descr(tensors[k].dtype()) +
-                            "'), expected " + dtype_name(p.dtype) + " ('" + npy_descr(p.dtype) +
-                            "') for " + to_string(p));
-    }
-    check_operand_shape(p, g, r, tensors[k].shape(), path);
-    views[k] = view(std::as_const(tensors[k]));
-    ops.set(r, &views[k]);
-    ++k;
-  }
+  OperandFiles in;
+  for (Role r : {io.a, io.b}) in.read(vm[role_option(r)].as<std::string>(), p, g, r);
   Tensor result(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-  backend->run(p, g, ops, view(result));
+  backend->run(p, g, in.ops, view(result));
   write_npy(output, result);
   std::cout << "wrote " << output << ": " << result_name(p.op) << " "
             << shape_string(result.shape()) << " " << dtype_name(p.dtype) << " "

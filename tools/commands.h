@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/tensor.h"
 
 namespace convcheck::cli {
 
@@ -69,6 +70,20 @@ class InterruptGuard {
   /// 0 while no signal came, else the signal number.
   static int signal();
 };
+
+/// The operands an op reads, from .npy files (compute, verify), kept alive with their views.
+struct OperandFiles {
+  Tensor tensors[2];
+  ConstTensorView views[2];
+  Operands ops;
+  int count = 0;
+  /// Reads `path` as role `r` of `p`: dtype and storage shape checked, with every number.
+  void read(const std::string& path, const Problem& p, const Geometry& g, Role r);
+};
+/// A .npy file in `layout` that must hold `p`'s dtype; else InvalidArgument "<what>: file PATH has
+/// dtype f64 ('<f8'), expected f32 ('<f4') for <descriptor>".
+Tensor read_npy_of_dtype(const std::string& what, const std::string& path, const Problem& p,
+                         Layout layout);
 
 /// Registers every backend built into this binary.
 void register_builtin_backends();

@@ -72,6 +72,103 @@ std::string quote(const std::string& s) {
   return o + "'";
 }
 
+struct NamedContract {
+  std::string name;
+  NumericContract contract;
+  bool bitwise = false;
+};
+
+// --contract's comma-separated names (default: the dtype's own); a typo is bad usage before any
+// file is read.
+std::vector<NamedContract> parse_contracts(const po::variables_map& vm, const Problem& p) {
+  const std::string names = vm.count("contract")    ? vm["contract"].as<std::string>()
+                            : p.dtype == DType::f64 ? "f64"
+                            : p.dtype == DType::i32 ? "i32"
+                                                    : "f32";
+  std::vector<NamedContract> contracts;
+  for (std::size_t start = 0; start <= names.size();) {
+    const std::size_t comma = names.find(',', start);
+    NamedContract c;
+    c.name = names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::optional<NumericContract> k = named_contract(c.name, p.dtype, c.bitwise);
+    if (!k)
+      throw InvalidArgument("--contract " + c.name +
+                            ": expected f32, tf32, f16, bf16, f64, exact or i32 (comma-separated)");
+    if ((p.dtype == DType::i32) != (c.name == "i32") && c.name != "exact")
+      throw InvalidArgument(
+          "--contract " + c.name + " does not apply to " + dtype_name(p.dtype) +
+          " results: " + (p.dtype == DType::i32 ? "use i32 or exact" : "i32 is for int32 only"));
+    c.contract = *k;
+    contracts.push_back(c);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return contracts;
+}
+
+// The two operands the op reads, as `compute` takes them; a third is ignored with a note. Adds
+// each to the repro line.
+void read_operands(const po::variables_map& vm, const Problem& p, const Geometry& g,
+                   OperandFiles& in, std::string& repro) {
+  const OpIO io = op_io(p.op);
+  for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+    const bool reads = r == io.a || r == io.b;
+    if (!reads) {
+      if (vm.count(role_option(r)))
+        std::cerr << "convcheck verify: note: " << op_name(p.op) << " does not read "
+                  << role_name(r) << "; --" << role_option(r) << " ignored\n";
+      continue;
+    }
+    if (!vm.count(role_option(r)))
+      throw InvalidArgument(std::string(op_name(p.op)) + " reads " + role_name(io.a) + " and " +
+                            role_name(io.b) + ": missing --" + role_option(r));
+    const std::string path = vm[role_option(r)].as<std::string>();
+    in.read(path, p, g, r);
+    repro += std::string(" --") + role_option(r) + " " + quote(path);
+  }
+}
+
+Tensor read_result(const std::string& path, const Problem& p, const Geometry& g) {
+  const Role r = op_io(p.op).result_like;
+  const Shape want = storage_shape(p, g, r);
+  Tensor result = read_npy_of_dtype("result", path, p, storage_layout(p, r));
+  if (result.shape() != want)
+    throw InvalidArgument("result: file " + path + " has shape " + shape_string(result.shape()) +
+                          ", expected " + shape_string(want) + " (" + result_name(p.op) + " in " +
+                          layout_name(storage_layout(p, r)) + ") for " + to_string(p));
+  return result;
+}
+
+void print_verdicts(bool as_json, const Problem& p, const std::string& result_path,
+                    const Tensor& result, const std::vector<BackendRecord>& records) {
+  const TfAdmission admission = tf_admission(p);
+  if (as_json) {
+    json::Value o;
+    o["command"] = "verify";
+    o["problem"] = to_string(p);
+    o["result"] = result_path;
+    o["tf_admission"] = to_json(admission);
+    o["backends"] = json::Value::array();
+    for (const BackendRecord& r : records) o["backends"].push_back(to_json(r));
+    std::cout << json::dump(o) << "\n";
+    return;
+  }
+  std::cout << to_string(p) << "\n  result " << result_path << ": " << result_name(p.op) << " "
+            << shape_string(result.shape()) << " " << dtype_name(p.dtype) << "\n";
+  std::cout << "  TF admission: CPU " << admission_kind_name(admission.cpu.kind)
+            << (admission.cpu.message.empty() ? "" : " (" + admission.cpu.message + ")") << ", GPU "
+            << admission_kind_name(admission.gpu.kind)
+            << (admission.gpu.message.empty() ? "" : " (" + admission.gpu.message + ")") << "\n";
+  for (const BackendRecord& b : records) {
+    std::cout << "  " << b.backend << ": " << verdict_name(b.verdict);
+    if (!b.check.empty()) std::cout << " [" << b.check << "]";
+    if (!b.reason.empty()) std::cout << " " << b.reason;
+    std::cout << "\n    bound usage " << b.bound_usage << ", " << b.mismatches
+              << " elements over their bound, contract " << b.contract << "\n";
+    if (b.verdict == Verdict::fail) std::cout << "    repro: " << b.repro << "\n";
+  }
+}
+
 }  // namespace
 
 int cmd_verify(const Args& args) {
@@ -94,115 +191,23 @@ int cmd_verify(const Args& args) {
   require_memory(p, g, MemoryUse::compute);  // refused before any operand is read (issue 8)
   if (!vm.count("result")) throw InvalidArgument("missing --result FILE");
   const std::string result_path = vm["result"].as<std::string>();
+  const std::vector<NamedContract> contracts = parse_contracts(vm, p);
 
-  // Contracts first: a typo is bad usage before any file is read.
-  std::string names = vm.count("contract")    ? vm["contract"].as<std::string>()
-                      : p.dtype == DType::f64 ? "f64"
-                      : p.dtype == DType::i32 ? "i32"
-                                              : "f32";
-  std::vector<std::pair<NumericContract, bool>> contracts;
-  std::vector<std::string> contract_names;
-  for (std::size_t start = 0; start <= names.size();) {
-    const std::size_t comma = names.find(',', start);
-    const std::string name =
-        names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    bool bitwise = false;
-    std::optional<NumericContract> k = named_contract(name, p.dtype, bitwise);
-    if (!k)
-      throw InvalidArgument("--contract " + name +
-                            ": expected f32, tf32, f16, bf16, f64, exact or i32 (comma-separated)");
-    if ((p.dtype == DType::i32) != (name == "i32") && name != "exact")
-      throw InvalidArgument(
-          "--contract " + name + " does not apply to " + dtype_name(p.dtype) +
-          " results: " + (p.dtype == DType::i32 ? "use i32 or exact" : "i32 is for int32 only"));
-    contracts.emplace_back(*k, bitwise);
-    contract_names.push_back(name);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-
-  // The two operands the op reads, as `compute` takes them; a third is ignored with a note.
-  const OpIO io = op_io(p.op);
-  Tensor tensors[2];
-  ConstTensorView views[2];
-  Operands ops;
+  OperandFiles in;
   std::string repro = "convcheck verify " + quote(to_string(p));
-  int slot = 0;
-  for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
-    const bool reads = r == io.a || r == io.b;
-    if (!reads) {
-      if (vm.count(role_option(r)))
-        std::cerr << "convcheck verify: note: " << op_name(p.op) << " does not read "
-                  << role_name(r) << "; --" << role_option(r) << " ignored\n";
-      continue;
-    }
-    if (!vm.count(role_option(r)))
-      throw InvalidArgument(std::string(op_name(p.op)) + " reads " + role_name(io.a) + " and " +
-                            role_name(io.b) + ": missing --" + role_option(r));
-    const std::string path = vm[role_option(r)].as<std::string>();
-    Tensor t = read_npy(path, storage_layout(p, r));
-    if (t.dtype() != p.dtype)
-      throw InvalidArgument(std::string(role_name(r)) + ": file " + path + " has dtype " +
-                            dtype_name(t.dtype()) + " ('" + npy_descr(t.dtype()) + "'), expected " +
-                            dtype_name(p.dtype) + " ('" + npy_descr(p.dtype) + "') for " +
-                            to_string(p));
-    check_operand_shape(p, g, r, t.shape(), path);
-    tensors[slot] = std::move(t);
-    views[slot] = view(std::as_const(tensors[slot]));
-    ops.set(r, &views[slot]);
-    repro += std::string(" --") + role_option(r) + " " + quote(path);
-    ++slot;
-  }
-  const Shape want = storage_shape(p, g, io.result_like);
-  const Tensor result = read_npy(result_path, storage_layout(p, io.result_like));
-  if (result.dtype() != p.dtype)
-    throw InvalidArgument("result: file " + result_path + " has dtype " +
-                          dtype_name(result.dtype()) + " ('" + npy_descr(result.dtype()) +
-                          "'), expected " + dtype_name(p.dtype) + " ('" + npy_descr(p.dtype) +
-                          "') for " + to_string(p));
-  if (result.shape() != want)
-    throw InvalidArgument("result: file " + result_path + " has shape " +
-                          shape_string(result.shape()) + ", expected " + shape_string(want) + " (" +
-                          result_name(p.op) + " in " +
-                          layout_name(storage_layout(p, io.result_like)) + ") for " + to_string(p));
+  read_operands(vm, p, g, in, repro);
+  const Tensor result = read_result(result_path, p, g);
   repro += " --result " + quote(result_path);
 
   std::vector<BackendRecord> records;
   bool any_failed = false;
-  for (std::size_t i = 0; i < contracts.size(); ++i) {
-    BackendRecord r = judge_result(p, ops, result, contracts[i].first, contracts[i].second,
-                                   "verify:" + contract_names[i]);
-    r.repro = repro + " --contract " + contract_names[i];
+  for (const NamedContract& c : contracts) {
+    BackendRecord r = judge_result(p, in.ops, result, c.contract, c.bitwise, "verify:" + c.name);
+    r.repro = repro + " --contract " + c.name;
     any_failed = any_failed || r.verdict == Verdict::fail;
     records.push_back(std::move(r));
   }
-
-  const TfAdmission admission = tf_admission(p);
-  if (vm.count("json")) {
-    json::Value o;
-    o["command"] = "verify";
-    o["problem"] = to_string(p);
-    o["result"] = result_path;
-    o["tf_admission"] = to_json(admission);
-    o["backends"] = json::Value::array();
-    for (const BackendRecord& r : records) o["backends"].push_back(to_json(r));
-    std::cout << json::dump(o) << "\n";
-  } else {
-    std::cout << to_string(p) << "\n  result " << result_path << ": " << result_name(p.op) << " "
-              << shape_string(result.shape()) << " " << dtype_name(p.dtype) << "\n";
-    std::cout << "  TF admission: CPU " << admission_kind_name(admission.cpu.kind)
-              << (admission.cpu.message.empty() ? "" : " (" + admission.cpu.message + ")")
-              << ", GPU " << admission_kind_name(admission.gpu.kind)
-              << (admission.gpu.message.empty() ? "" : " (" + admission.gpu.message + ")") << "\n";
-    for (const BackendRecord& b : records) {
-      std::cout << "  " << b.backend << ": " << verdict_name(b.verdict);
-      if (!b.check.empty()) std::cout << " [" << b.check << "]";
-      if (!b.reason.empty()) std::cout << " " << b.reason;
-      std::cout << "\n    bound usage " << b.bound_usage << ", " << b.mismatches
-                << " elements over their bound, contract " << b.contract << "\n";
-      if (b.verdict == Verdict::fail) std::cout << "    repro: " << b.repro << "\n";
-    }
-  }
+  print_verdicts(vm.count("json") > 0, p, result_path, result, records);
   return any_failed ? kCheckFailed : kOk;
 }
 
