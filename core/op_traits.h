@@ -44,6 +44,16 @@ const char* role_name(Role r);
 /// The role's command-line option ("input", "filter", "out-backprop": `--out-backprop FILE`).
 const char* role_option(Role r);
 
+/// One T per role (canonical operands, filled tensors, ...), reached by role.
+template <class T>
+struct ByRole {
+  T input, filter, out_backprop;
+  T& get(Role r) { return r == Role::input ? input : r == Role::filter ? filter : out_backprop; }
+  const T& get(Role r) const {
+    return r == Role::input ? input : r == Role::filter ? filter : out_backprop;
+  }
+};
+
 /// What an op reads and writes: two roles in, one result whose shape is that of `result_like`.
 struct OpIO {
   Role a, b;

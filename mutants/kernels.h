@@ -14,11 +14,8 @@
 
 namespace convcheck::mutants {
 
-struct CanonicalOperands {
-  std::vector<double> input;         // [N,H,W,C]
-  std::vector<double> filter;        // [KH,KW,Cf,O] or [KH,KW,C,M]
-  std::vector<double> out_backprop;  // [N,OH,OW,O]
-};
+/// input [N,H,W,C], filter [KH,KW,Cf,O] or [KH,KW,C,M], out_backprop [N,OH,OW,O].
+using CanonicalOperands = ByRole<std::vector<double>>;
 
 /// The result of op p.op in canonical order (N,H,W,C for activations, the filter's storage order
 /// for filters), each value already a value of p.dtype (as a double). Without a bug: the exact

@@ -115,21 +115,11 @@ class MutantBackend : public Backend {
     const OpIO io = op_io(p.op);
     mutants::CanonicalOperands c;
     for (Role r : {io.a, io.b}) {
-      std::vector<double> v = load(p, g, in, r);
-      switch (r) {
-        case Role::input:
-          c.input = std::move(v);
-          break;
-        case Role::filter:
-          c.filter = std::move(v);
-          break;
-        case Role::out_backprop:
-          c.out_backprop = std::move(v);
-          break;
-      }
+      c.get(r) = load(p, g, in, r);
     }
     check_result(p, g, io.result_like, result);
-    const std::vector<double> values = mutants::compute(p, g, bug_, c, g_run_counter.fetch_add(1) + 1);
+    const std::vector<double> values =
+        mutants::compute(p, g, bug_, c, g_run_counter.fetch_add(1) + 1);
     store(p, g, io.result_like, values, result);
   }
 

@@ -13,15 +13,7 @@
 namespace convcheck::oracle_detail {
 
 /// All three roles of a problem, in its storage layouts (adjoint checks need all three).
-struct Roles {
-  Tensor input, filter, out_backprop;
-  Tensor& get(Role r) {
-    return r == Role::input ? input : r == Role::filter ? filter : out_backprop;
-  }
-  const Tensor& get(Role r) const {
-    return r == Role::input ? input : r == Role::filter ? filter : out_backprop;
-  }
-};
+using Roles = ByRole<Tensor>;
 
 // ---- fills (fills.cpp) ----
 /// Fills every role of `p` for `c.fill` and `c.seed`. `p_bits` (exact fill) is the number of

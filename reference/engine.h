@@ -17,8 +17,7 @@
 namespace convcheck::ref {
 
 /// Operands converted to double (exact for every dtype) in canonical layout.
-struct Canonical {
-  std::vector<double> input, filter, out_backprop;
+struct Canonical : ByRole<std::vector<double>> {
   /// All operands finite and, for f64, every nonzero magnitude in [2^-480, 2^480]: then every
   /// product is exact as a double-double and no partial sum overflows, so the fast path is sound.
   bool fast_ok = true;

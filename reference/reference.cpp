@@ -33,18 +33,7 @@ ref::Outputs evaluate(const Problem& p, const Geometry& g, const Operands& ops, 
   *io_out = io;
   ref::Canonical c;
   for (Role r : {io.a, io.b}) {
-    std::vector<double> v = canonical_operand(p, g, r, ops, &c.fast_ok);
-    switch (r) {
-      case Role::input:
-        c.input = std::move(v);
-        break;
-      case Role::filter:
-        c.filter = std::move(v);
-        break;
-      case Role::out_backprop:
-        c.out_backprop = std::move(v);
-        break;
-    }
+    c.get(r) = canonical_operand(p, g, r, ops, &c.fast_ok);
   }
   ref::Outputs out;
   switch (p.op) {
