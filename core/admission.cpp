@@ -165,7 +165,10 @@ const char* admission_kind_name(Admission::Kind k) {
 }
 
 TfAdmission tf_admission(const Problem& p) {
-  const Geometry g = geometry(p);
+  return tf_admission(p, geometry(p));
+}
+
+TfAdmission tf_admission(const Problem& p, const Geometry& g) {
   if (is_depthwise(p.op)) return depthwise(p, g);
   switch (op_kind(p.op)) {
     case OpKind::forward:

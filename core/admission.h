@@ -22,5 +22,7 @@ struct TfAdmission {
 
 /// Precondition: geometry(p) succeeds (the problem is valid under Part A).
 TfAdmission tf_admission(const Problem& p);
+/// The same with the geometry the caller holds (g = geometry(p), not derived again).
+TfAdmission tf_admission(const Problem& p, const Geometry& g);
 
 }  // namespace convcheck

@@ -78,12 +78,16 @@ std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t
 }
 
 ReferenceResult reference_of(const Problem& p, const Roles& r) {
+  return reference_of(p, geometry(p), r);
+}
+
+ReferenceResult reference_of(const Problem& p, const Geometry& g, const Roles& r) {
   const OpIO io = op_io(p.op);
   const ConstTensorView a = view(r.get(io.a)), b = view(r.get(io.b));
   Operands ops;
   ops.set(io.a, &a);
   ops.set(io.b, &b);
-  return reference_compute(p, ops);
+  return reference_compute(p, g, ops);
 }
 
 Comparison compare_to_reference(const Problem& p, const Geometry& g, const ReferenceResult& ref,

@@ -62,6 +62,8 @@ Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a,
 std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t i);
 
 ReferenceResult reference_of(const Problem& p, const Roles& r);
+/// The same with the case's geometry (g = geometry(p)), carried rather than derived again.
+ReferenceResult reference_of(const Problem& p, const Geometry& g, const Roles& r);
 
 // ---- relations (relations.cpp) ----
 struct RelationContext {

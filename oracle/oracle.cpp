@@ -82,24 +82,24 @@ double max_magnitude(const ReferenceResult& r) {
 Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_bits) {
   // The ops of the triple this dtype takes and this problem makes valid (conv2d with zero outputs
   // is not: no adjoint run either), derived once.
-  std::vector<Problem> triple;
+  std::vector<std::pair<Problem, Geometry>> triple;
   for (OpKind kind : {OpKind::forward, OpKind::backward_data, OpKind::backward_filter}) {
     Problem q = p;
     q.op = triple_member(p.op, kind);
     if (!op_takes_dtype(q.op, p.dtype)) continue;
     try {
-      geometry(q);
+      triple.emplace_back(q, geometry(q));
     } catch (const InvalidArgument&) {
       continue;
     }
-    triple.push_back(q);
   }
   const double limit = std::ldexp(1.0, p_bits);
   double density = 1.0;
   for (int attempt = 0;; ++attempt) {
     Roles r = make_operands(p, g, FillKind::exact, seed, p_bits, density);
     double worst = 0;
-    for (const Problem& q : triple) worst = std::max(worst, max_magnitude(reference_of(q, r)));
+    for (const auto& [q, gq] : triple)
+      worst = std::max(worst, max_magnitude(reference_of(q, gq, r)));
     if (worst <= limit || attempt == 30) return r;
     density *= std::max(0.05, std::min(0.5, limit / worst));
   }
@@ -272,7 +272,7 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
   require_memory(p, g, MemoryUse::oracle);
   CaseReport report;
   report.c = c;
-  report.admission = tf_admission(p);
+  report.admission = tf_admission(p, g);
   const bool bitwise = c.fill == FillKind::exact;
 
   // Who can run it, and under which contracts (the exact fill must suit all of them).
@@ -280,7 +280,7 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
   const Roles operands = bitwise
                              ? exact_operands(p, g, c.seed, exact_bits(p.dtype, declared.contracts))
                              : make_operands(p, g, c.fill, c.seed, 53, 1.0);
-  const ReferenceResult ref = reference_of(p, operands);
+  const ReferenceResult ref = reference_of(p, g, operands);
   bool degenerate = ref.result.size() == 0;
   if (!degenerate) {
     degenerate = true;

@@ -63,7 +63,10 @@ ref::Outputs evaluate(const Problem& p, const Geometry& g, const Operands& ops, 
 }  // namespace
 
 ReferenceResult reference_compute(const Problem& p, const Operands& operands) {
-  const Geometry g = geometry(p);
+  return reference_compute(p, geometry(p), operands);
+}
+
+ReferenceResult reference_compute(const Problem& p, const Geometry& g, const Operands& operands) {
   OpIO io;
   ref::Outputs out = evaluate(p, g, operands, ref::Mode::exact, &io);
   ReferenceResult res;

@@ -35,6 +35,8 @@ struct ReferenceResult {
 /// Computes op(operands) exactly. Validates the problem (geometry()) and the operands' dtypes and
 /// shapes (check_operand_shape); throws InvalidArgument on any mismatch.
 ReferenceResult reference_compute(const Problem& p, const Operands& operands);
+/// The same for a problem whose geometry the caller holds (g = geometry(p), not derived again).
+ReferenceResult reference_compute(const Problem& p, const Geometry& g, const Operands& operands);
 
 /// The same loop nests accumulating in plain double, rounded into the dtype at the end: the
 /// "naive loop" the exact reference's cost is measured against (bench/reference_cost). Not exact.
