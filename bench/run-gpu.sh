@@ -2,7 +2,8 @@
 # The GPU run of issue 5 in one script, for a machine with an NVIDIA GPU (H100/H200), the CUDA
 # toolkit, cmake, ninja and g++. Run from the repository root:
 #
-#   bash bench/run-gpu.sh OUTDIR [STEP...]    STEP: build test fuzz sanitize bench (default: all five)
+#   bash bench/run-gpu.sh OUTDIR [STEP...]    STEP: build test fuzz conformance sanitize racecheck
+#                                             bench (default: all seven)
 #   bash bench/run-gpu.sh --fetch-deps        on a Debian 12 machine with apt and a network: download
 #                                             the build's Debian packages into .deps/ (git-ignored)
 #                                             for a GPU machine that cannot reach a registry
@@ -13,7 +14,10 @@
 #   build     configure build-gpu/ (Release, CUDA on) and build everything
 #   test      ctest -L gpu: the GPU backend's and the cuDNN comparator's tests (skipped = no device)
 #   fuzz      convcheck fuzz --backends gpu --cases 3000 (default seed): must exit 0
+#   conformance  convcheck run --suite conformance --backends reference,gpu,cudnn (into fuzz.log)
 #   sanitize  compute-sanitizer --tool memcheck on convcheck fuzz --backends gpu --cases 300
+#   racecheck compute-sanitizer --tool racecheck (shared-memory hazards of the tiled kernels) on
+#             convcheck fuzz --backends gpu --cases 60 (into sanitizer.log)
 #   bench     convcheck bench --suite perf_gpu --backends gpu,cudnn --json, and its table
 #
 # Dependencies: with a working apt, scripts/install-deps.sh installs them. Otherwise Debian
@@ -23,15 +27,18 @@
 #
 # OUTDIR receives at most 8 files (what the device tool returns): summary.txt (step, exit code,
 # seconds), env.txt (date, GPU, driver, toolkit, cuDNN, `convcheck list`), build.log, ctest.log,
-# fuzz.log, sanitizer.log, bench.jsonl, bench-table.txt. bench/RESULTS-gpu.md says how to read
+# fuzz.log (fuzz and conformance), sanitizer.log (memcheck and racecheck), bench.jsonl,
+# bench-table.txt. bench/RESULTS-gpu.md says how to read
 # them. Timeouts in seconds can be changed with TIMEOUT_BUILD, TIMEOUT_TEST, TIMEOUT_FUZZ,
-# TIMEOUT_SANITIZE, TIMEOUT_BENCH; the defaults keep the whole run under about 25 minutes.
+# TIMEOUT_CONFORMANCE, TIMEOUT_SANITIZE, TIMEOUT_RACECHECK, TIMEOUT_BENCH; split the steps over
+# calls (e.g. `build test`, then `fuzz conformance`, then `sanitize racecheck bench`) to stay within a
+# 10-minute call.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 deb_packages=(libboost1.74-dev libboost-test1.74-dev libboost-test1.74.0
               libboost-program-options1.74-dev libboost-program-options1.74.0
-              libeigen3-dev librapidcheck-dev)
+              libeigen3-dev librapidcheck-dev nlohmann-json3-dev)
 
 if [ "${1:-}" = "--fetch-deps" ]; then
   mkdir -p .deps
@@ -50,7 +57,7 @@ fi
 out=$1
 shift
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(build test fuzz sanitize bench)
+[ ${#steps[@]} -eq 0 ] && steps=(build test fuzz conformance sanitize racecheck bench)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 summary="$out/summary.txt"
@@ -168,6 +175,31 @@ for step in "${steps[@]}"; do
         echo "--- failures.jsonl" >>"$out/fuzz.log"
         cat /tmp/convcheck-fuzz/failures.jsonl >>"$out/fuzz.log"
       fi
+      ;;
+    conformance)
+      ensure_built
+      rm -rf /tmp/convcheck-conformance
+      run_step "run conformance reference,gpu,cudnn" "${TIMEOUT_CONFORMANCE:-480}" "$out/fuzz.log" \
+        "$build/convcheck" run --suite conformance --backends reference,gpu,cudnn \
+        --out /tmp/convcheck-conformance
+      if [ -f /tmp/convcheck-conformance/results.jsonl ] && command -v python3 >/dev/null; then
+        echo "--- conformance failures (backend, check, repro)" >>"$out/fuzz.log"
+        python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["verdict"] in ("fail", "crashed", "timeout"):
+        print(r["backend"], r["verdict"], r["check"], r["repro"])' \
+          /tmp/convcheck-conformance/results.jsonl >>"$out/fuzz.log" 2>&1
+      fi
+      ;;
+    racecheck)
+      ensure_built
+      sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+      run_step "compute-sanitizer racecheck, fuzz 60" "${TIMEOUT_RACECHECK:-300}" \
+        "$out/sanitizer.log" "$sanitizer" --tool racecheck \
+        --error-exitcode 99 --print-limit 20 "$build/convcheck" fuzz --backends gpu --cases 60
+      grep -E "RACECHECK SUMMARY|ERROR SUMMARY" "$out/sanitizer.log" | tail -1 | sed 's/^/  /' |
+        tee -a "$summary"
       ;;
     sanitize)
       ensure_built
