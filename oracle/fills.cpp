@@ -102,6 +102,50 @@ double random_value(const FillSite& x) {
   return static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 17) - 8);
 }
 
+// Scale-disparate roles, as in training: activations ~1, filters ~1e-1, gradients ~1e-3 to 1e-6.
+// Each role's scale is drawn per case from (seed, role) alone (the element stream at index -1,
+// which no element uses): input 10^U(-0.5, 0.5), filter 10^U(-1.5, -0.5), out_backprop
+// 10^U(-6, -3); f16's out_backprop 10^U(-4, -3), since below f16's smallest normal (6.1e-5)
+// the values would be the tiny fill's business and keep at most a few bits. Each element is
+// N(0,1) times its role's scale, rounded into the dtype; int32 gets the real fill (full-range
+// integers: an integer has no scale to disparate).
+double scaled_scale(const FillSite& x) {
+  Stream s(x.seed, x.role, -1);
+  const double u = s.uniform();
+  switch (x.role) {
+    case Role::input:
+      return std::pow(10.0, u - 0.5);
+    case Role::filter:
+      return std::pow(10.0, u - 1.5);
+    default: {
+      const double lo = x.dtype == DType::f16 ? -4 : -6;
+      return std::pow(10.0, lo + (-3 - lo) * u);
+    }
+  }
+}
+
+double scaled_value(const FillSite& x) {
+  if (x.dtype == DType::i32) return real_value(x);
+  Stream s(x.seed, x.role, x.index);
+  return s.normal() * scaled_scale(x);
+}
+
+// Results straddling the dtype's smallest normal 2^e (e = min_exponent: f16 -14, bf16 and f32
+// -126, f64 -1022), where flush-to-zero bites. Every role's elements are +-(1 + U[0,1)) *
+// 2^(floor(e/2) + k), k uniform in [-6, 2], a quarter of the input's and out_backprop's 0 (never
+// the filter's, so a 1x1 filter is never all zero): every operand is normal, each
+// product of two roles (whichever pair an op multiplies) lies in about [2^(e-13), 2^(e+6)), and
+// with signs mixed and zeros thinning the sums, some results are subnormal and some normal.
+// int32 gets integers in [-1, 1] (it has no subnormals; these are its smallest values).
+double tiny_value(const FillSite& x) {
+  Stream s(x.seed, x.role, x.index);
+  if (x.dtype == DType::i32) return static_cast<double>(s.integer(1));
+  if (s.uniform() < 0.25 && x.role != Role::filter) return 0.0;
+  const int half = static_cast<int>(std::floor(float_format(x.dtype).min_exponent / 2.0));
+  const double sign = s.next() & 1 ? 1 : -1;
+  return sign * std::ldexp(1.0 + s.uniform(), half + static_cast<int>(s.integer(4)) - 2);
+}
+
 // clang-format off
 const FillInfo kFills[] = {
     {FillKind::exact,   "exact",   kOracleFill, "small integers: every partial sum exact, results bit for bit", exact_value, 40},
@@ -109,6 +153,8 @@ const FillInfo kFills[] = {
     {FillKind::cancel,  "cancel",  kOracleFill, "large values of both signs: heavy cancellation", cancel_value, 10},
     {FillKind::special, "special", kOracleFill, "NaN, +-Inf, subnormals and -0 in a real background", special_value, 10},
     {FillKind::ramp,    "ramp",    kOracleFill, "TF's 1..n in storage order; f16/bf16 wrap at 2048/256 (exact integers)", ramp_value, 15},
+    {FillKind::scaled,  "scaled",  kOracleFill, "N(0,1) per role scaled as in training: input ~1, filter ~1e-1, out_backprop 1e-3..1e-6", scaled_value, 8},
+    {FillKind::tiny,    "tiny",    kOracleFill, "operands near the square root of the smallest normal: results straddle it (subnormal and normal)", tiny_value, 7},
     {FillKind::ones,    "ones",    kOperandsFill, "all 1 (TF's conv2d_transpose tests)", ones_value, 0},
     {FillKind::ramp_unwrapped, "ramp", kOperandsFill, "TF's np.arange(1, n+1) in storage order, as the dtype rounds it", ramp_unwrapped_value, 0},
     {FillKind::random,  "random",  kOperandsFill, "integers in [-8, 8] from the seed (and the role)", random_value, 0},

@@ -45,6 +45,8 @@ enum class FillKind {
   ones,            // all 1
   ramp_unwrapped,  // TF's 1..n (storage order) as the dtype rounds it (see above)
   random,          // integers in [-8, 8]
+  scaled,  // N(0,1) per role with its own scale: input ~1, filter ~1e-1, out_backprop ~1e-3..1e-6
+  tiny,    // values whose products straddle the dtype's smallest normal (subnormal results)
 };
 
 /// Where a fill's name is accepted (bits of FillInfo::uses).
@@ -69,7 +71,8 @@ struct FillInfo {
   unsigned uses;     // FillUse bits
   const char* help;  // one line
   double (*value)(const FillSite&);
-  int fuzz_weight;  // how often `fuzz` (properties/generators.cpp) draws it, in percent; 0: never
+  int fuzz_weight;  // how often `fuzz` (properties/generators.cpp) draws it, relative to the
+                    // others (the weights sum to 115); 0: never
 };
 
 /// Every fill, in the order names are listed.
@@ -78,8 +81,8 @@ const FillInfo& fill_info(FillKind f);
 const char* fill_name(FillKind f);
 /// The fill named `s` among those of `use`.
 std::optional<FillKind> parse_fill(std::string_view s, FillUse use = kOracleFill);
-/// The names of `use`'s fills: "exact, real, cancel, special or ramp" (sep ", ", last " or "),
-/// or "ones|ramp|random" (sep "|", last "|").
+/// The names of `use`'s fills: "exact, real, cancel, special, ramp, scaled or tiny" (sep ", ", last
+/// " or "), or "ones|ramp|random" (sep "|", last "|").
 std::string fill_names(FillUse use, const char* sep = ", ", const char* last = " or ");
 /// The oracle's fills (the ones a case can name), in table order.
 extern const std::vector<FillKind> kAllFills;

@@ -1,6 +1,7 @@
 // The oracle on hand-made backends: the reference passes every check; each kind of fault gets its
 // own verdict and check name; exact fills are exact; the odd one out is named.
 #define BOOST_TEST_MODULE oracle
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <string>
 
 #include "core/hash.h"
+#include "core/op_traits.h"
+#include "optimized/optimized.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
 
@@ -21,6 +24,13 @@ std::unique_ptr<Backend> reference_backend() {
   if (!registered) register_reference_backend(Registry::instance());
   registered = true;
   return Registry::instance().make("reference");
+}
+
+std::unique_ptr<Backend> optimized_backend() {
+  static bool registered = false;
+  if (!registered) register_optimized_backend(Registry::instance());
+  registered = true;
+  return Registry::instance().make("optimized");
 }
 
 // The reference with a twist applied to its result (or around its run).
@@ -351,9 +361,9 @@ BOOST_AUTO_TEST_CASE(one_fill_vocabulary) {
     }
     BOOST_TEST(!parse_fill("sparse", use));
   }
-  BOOST_TEST(fill_names(kOracleFill) == "exact, real, cancel, special or ramp");
+  BOOST_TEST(fill_names(kOracleFill) == "exact, real, cancel, special, ramp, scaled or tiny");
   BOOST_TEST(fill_names(kOperandsFill, "|", "|") == "ones|ramp|random");
-  BOOST_TEST(kAllFills.size() == 5u);
+  BOOST_TEST(kAllFills.size() == 7u);
   BOOST_TEST(!parse_fill("ones"));  // an operands fill only
 
   Tensor wrapped(DType::f16, {3000}, Layout::Plain), unwrapped(DType::f16, {3000}, Layout::Plain);
@@ -370,6 +380,123 @@ BOOST_AUTO_TEST_CASE(one_fill_vocabulary) {
   for (int64_t i = 0; i < r.size(); ++i)
     BOOST_TEST(r.get(i) ==
                static_cast<double>(static_cast<int64_t>(splitmix64_next(state) % 17) - 8));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The fills of issue 15: scale-disparate roles and results straddling the smallest normal.
+BOOST_AUTO_TEST_SUITE(scaled_and_tiny_fills)
+
+double rms(const Tensor& t) {
+  double s = 0;
+  for (int64_t i = 0; i < t.size(); ++i) s += t.get(i) * t.get(i);
+  return std::sqrt(s / static_cast<double>(t.size()));
+}
+
+// Each role has its own scale, drawn per case: input 10^[-0.5, 0.5], filter 10^[-1.5, -0.5],
+// out_backprop 10^[-6, -3] (f16 10^[-4, -3]); int32 is the real fill.
+BOOST_AUTO_TEST_CASE(scaled_roles_have_their_scales) {
+  for (DType t : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    std::vector<double> grads;
+    for (uint64_t seed : {1, 2, 3, 4, 5, 6, 7, 8}) {
+      for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+        Tensor x(t, {4096}, Layout::Plain);
+        fill_tensor(x, FillKind::scaled, r, seed);
+        const double m = rms(x);
+        const double lo = r == Role::input    ? std::pow(10.0, -0.5)
+                          : r == Role::filter ? std::pow(10.0, -1.5)
+                          : t == DType::f16   ? 1e-4
+                                              : 1e-6;
+        const double hi = r == Role::input    ? std::pow(10.0, 0.5)
+                          : r == Role::filter ? std::pow(10.0, -0.5)
+                                              : 1e-3;
+        BOOST_TEST_CONTEXT(dtype_name(t) << " seed " << seed << " " << role_name(r)) {
+          BOOST_TEST(m >= 0.9 * lo);  // the RMS of 4096 N(0,1) draws is within a few % of 1
+          BOOST_TEST(m <= 1.1 * hi);
+        }
+        if (r == Role::out_backprop) grads.push_back(m);
+      }
+    }
+    // Drawn per case: the seeds give different gradient scales (over a decade apart; f16 over 2x).
+    const auto [lo, hi] = std::minmax_element(grads.begin(), grads.end());
+    BOOST_TEST(*hi / *lo > (t == DType::f16 ? 2.0 : 10.0), dtype_name(t));
+  }
+  Tensor a(DType::i32, {64}, Layout::Plain), b(DType::i32, {64}, Layout::Plain);
+  fill_tensor(a, FillKind::scaled, Role::out_backprop, 9);
+  fill_tensor(b, FillKind::real, Role::out_backprop, 9);
+  for (int64_t i = 0; i < a.size(); ++i) BOOST_TEST(a.get(i) == b.get(i));
+}
+
+// tiny: every operand is normal, and the exact results of every op straddle the dtype's smallest
+// normal: some are subnormal (nonzero), some normal.
+BOOST_AUTO_TEST_CASE(tiny_results_straddle_the_smallest_normal) {
+  const char* const ops[] = {
+      "conv2d",           "conv2d_backprop_input",           "conv2d_backprop_filter",
+      "depthwise_conv2d", "depthwise_conv2d_backprop_input", "depthwise_conv2d_backprop_filter"};
+  for (const char* dt : {"f16", "bf16", "f32", "f64"}) {
+    for (const char* op : ops) {
+      const std::string text =
+          std::string(op) + ":input=2x6x6x3,filter=3x3x3x2,padding=SAME,dtype=" + dt;
+      const Problem p = parse_problem(text);
+      const Geometry g = geometry(p);
+      const double smallest_normal = std::ldexp(1.0, float_format(p.dtype).min_exponent);
+      std::vector<Tensor> roles;
+      Operands in;
+      for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+        roles.emplace_back(p.dtype, storage_shape(p, g, r), storage_layout(p, r));
+        fill_tensor(roles.back(), FillKind::tiny, r, 5);
+        for (int64_t i = 0; i < roles.back().size(); ++i) {
+          const double v = std::fabs(roles.back().get(i));
+          BOOST_TEST((v == 0 || v >= smallest_normal), text << " " << role_name(r));
+        }
+      }
+      std::vector<ConstTensorView> views;
+      for (const Tensor& t : roles) views.push_back(view(t));
+      in.set(Role::input, &views[0]);
+      in.set(Role::filter, &views[1]);
+      in.set(Role::out_backprop, &views[2]);
+      Operands two;  // only the op's own two operands
+      const OpIO io = op_io(p.op);
+      two.set(io.a, in.get(io.a));
+      two.set(io.b, in.get(io.b));
+      const ReferenceResult ref = reference_compute(p, g, two);
+      int subnormal = 0, normal = 0;
+      for (int64_t i = 0; i < ref.result.size(); ++i) {
+        const double v = std::fabs(ref.result.get(i));
+        subnormal += v > 0 && v < smallest_normal;
+        normal += v >= smallest_normal;
+      }
+      BOOST_TEST_CONTEXT(text) {
+        BOOST_TEST(subnormal > 0);
+        BOOST_TEST(normal > 0);
+      }
+    }
+  }
+}
+
+// A correct backend passes the new fills: the reference and optimized, every check, on the
+// table of problems (every op, every dtype, both formats) and several seeds.
+BOOST_AUTO_TEST_CASE(reference_and_optimized_pass_scaled_and_tiny) {
+  auto ref = reference_backend();
+  auto opt = optimized_backend();
+  for (const char* text : kProblems) {
+    for (FillKind fill : {FillKind::scaled, FillKind::tiny}) {
+      for (uint64_t seed : {1, 2, 3}) {
+        const CaseReport r = run_case(make_case(text, fill, seed), {ref.get(), opt.get()});
+        BOOST_TEST_CONTEXT(text << " fill " << fill_name(fill) << " seed " << seed) {
+          BOOST_REQUIRE_EQUAL(r.records.size(), 2u);
+          for (const BackendRecord& b : r.records) {
+            BOOST_TEST(verdict_name(b.verdict) == std::string("pass"),
+                       b.backend << " " << b.check << ": " << b.reason);
+            for (const auto* list : {&b.adjoint, &b.metamorphic})
+              for (const RelationResult& x : *list)
+                BOOST_TEST((!x.applicable || x.passed),
+                           b.backend << " " << x.name << ": " << x.detail);
+          }
+        }
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -111,7 +111,7 @@ expect 0 "reference: pass" -- check "$BI" --backends reference --fill real
 expect 0 '"verdict":"pass"' -- check "$BI" --backends reference --json
 expect 1 "repro: convcheck check 'conv2d_backprop_input:input=1x4x4x1,filter=2x1x1x1,stride=1x1" \
   -- check 'conv2d_backprop_input:input=1x4x4x1,filter=2x1x1x1,padding=SAME' --backends mutant:same_pad_before
-expect 2 "--fill bogus: expected exact, real, cancel, special or ramp" -- check "$BI" --fill bogus
+expect 2 "--fill bogus: expected exact, real, cancel, special, ramp, scaled or tiny" -- check "$BI" --fill bogus
 expect 2 "unknown mutant 'typo'" -- check "$BI" --backends mutant:typo
 expect 2 "unknown backend 'nope'" -- fuzz --backends nope --cases 1
 expect 2 "give --cases or --time, not both" -- fuzz --cases 3 --time 1
