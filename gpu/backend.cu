@@ -31,44 +31,10 @@
 #include "gpu/internal.h"
 #include "gpu/kernels/execute.cuh"
 #include "gpu/launch.cuh"
+#include "gpu/ops.h"
 #include "gpu/plan.h"
 
 namespace convcheck::gpu {
-
-template <class T>
-void DeviceExec::run_op(const Plan& p, const T* a, const T* b, T* out, T* workspace) {
-  switch (p.op) {
-    case Op::conv2d:
-      conv2d<T>(*this, p, a, b, out);
-      return;
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-      backprop_input<T>(*this, p, a, b, out, workspace);
-      return;
-    case Op::conv2d_backprop_filter:
-      backprop_filter<T>(*this, p, a, b, out, workspace);
-      return;
-    default:
-      break;
-  }
-  if constexpr (!std::is_same_v<T, uint32_t>) {  // the depthwise ops take no int32 (spec B §1.1)
-    switch (p.op) {
-      case Op::depthwise_conv2d:
-        depthwise_conv2d<T>(*this, p, a, b, out);
-        return;
-      case Op::depthwise_conv2d_backprop_input:
-        depthwise_backprop_input<T>(*this, p, a, b, out);
-        return;
-      case Op::depthwise_conv2d_backprop_filter:
-        depthwise_backprop_filter<T>(*this, p, a, b, out, workspace);
-        return;
-      default:
-        break;
-    }
-  }
-  throw std::logic_error("gpu: no kernel for " + std::string(op_name(p.op)) + " in this type (" +
-                         context_ + ")");
-}
 
 bool DeviceExec::all_finite(const float* p, int64_t n) {
   CONVCHECK_CUDA_CHECK(cudaMemsetAsync(flag_, 0, sizeof(int), 0), context_);

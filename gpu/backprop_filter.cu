@@ -10,9 +10,9 @@
 //          chunking and reduce, for everything else.
 #include <cstdint>
 
-#include "gpu/internal.h"
 #include "gpu/kernels/execute.cuh"
 #include "gpu/launch.cuh"
+#include "gpu/ops.h"
 
 namespace convcheck::gpu {
 

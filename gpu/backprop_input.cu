@@ -9,9 +9,9 @@
 //   direct (gpu/kernels/backprop_input.cuh): the stride-phase gather, for everything else.
 #include <cstdint>
 
-#include "gpu/internal.h"
 #include "gpu/kernels/execute.cuh"
 #include "gpu/launch.cuh"
+#include "gpu/ops.h"
 
 namespace convcheck::gpu {
 

@@ -8,9 +8,9 @@
 //          NaN / Inf next to padding).
 #include <cstdint>
 
-#include "gpu/internal.h"
 #include "gpu/kernels/execute.cuh"
 #include "gpu/launch.cuh"
+#include "gpu/ops.h"
 
 namespace convcheck::gpu {
 

@@ -4,9 +4,9 @@
 // every problem.
 #include <cstdint>
 
-#include "gpu/internal.h"
 #include "gpu/kernels/execute.cuh"
 #include "gpu/launch.cuh"
+#include "gpu/ops.h"
 
 namespace convcheck::gpu {
 

@@ -3,9 +3,9 @@
 // Paths: direct memory-bound gather (gpu/kernels/depthwise_conv2d.cuh) for every problem.
 #include <cstdint>
 
-#include "gpu/internal.h"
 #include "gpu/kernels/execute.cuh"
 #include "gpu/launch.cuh"
+#include "gpu/ops.h"
 
 namespace convcheck::gpu {
 

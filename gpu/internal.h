@@ -1,7 +1,8 @@
-// What the "gpu" backend's files share (internal to gpu/): the device executor of a plan and the
-// op entry points, one file each (gpu/conv2d.cu, ...). The driver (gpu/backend.cu) converts
-// operands, picks the compute type and calls these; the op files hold the kernels' launches, and
-// the kernels' arithmetic lives in gpu/kernels/*.cuh (shared with the host emulation).
+// What the "gpu" backend's files share (internal to gpu/): the device executor of a plan. The op
+// entry points, one file each (gpu/conv2d.cu, ...), are declared in gpu/ops.h. The driver
+// (gpu/backend.cu) converts operands, picks the compute type and calls these; the op files hold the
+// kernels' launches, and the kernels' arithmetic lives in gpu/kernels/*.cuh (shared with the host
+// emulation).
 //
 // Compute types: float (f32, f16, bf16, tf32), double (f64), uint32_t (int32, wrapping).
 // Operands are canonical: activations NHWC, filters HWIO (RSCM for depthwise), on the device.
@@ -29,7 +30,7 @@ class DeviceExec {
   void for_each_cta(const F& f);
   /// Whether p[0, n) (device memory) holds no NaN or Inf; waits for the answer.
   bool all_finite(const float* p, int64_t n);
-  /// The plan's op on canonical operands (op_io order), into `out`. Defined in gpu/backend.cu.
+  /// The plan's op on canonical operands (op_io order), into `out`. Defined in gpu/ops.h.
   template <class T>
   void run_op(const Plan& p, const T* a, const T* b, T* out, T* workspace);
 
@@ -37,25 +38,5 @@ class DeviceExec {
   const std::string& context_;
   int* flag_;
 };
-
-// ---- the ops (one file each; instantiated for float, double and uint32_t) -----------------------
-
-template <class T>
-void conv2d(DeviceExec& ex, const Plan& p, const T* input, const T* filter, T* output);
-/// Also conv2d_transpose (the same maths, spec A.8).
-template <class T>
-void backprop_input(DeviceExec& ex, const Plan& p, const T* filter, const T* out_backprop,
-                    T* input_backprop, T* workspace);
-template <class T>
-void backprop_filter(DeviceExec& ex, const Plan& p, const T* input, const T* out_backprop,
-                     T* filter_backprop, T* partials);
-template <class T>
-void depthwise_conv2d(DeviceExec& ex, const Plan& p, const T* input, const T* filter, T* output);
-template <class T>
-void depthwise_backprop_input(DeviceExec& ex, const Plan& p, const T* filter, const T* out_backprop,
-                              T* input_backprop);
-template <class T>
-void depthwise_backprop_filter(DeviceExec& ex, const Plan& p, const T* input, const T* out_backprop,
-                               T* filter_backprop, T* partials);
 
 }  // namespace convcheck::gpu

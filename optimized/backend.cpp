@@ -31,6 +31,7 @@
 #include "core/layout.h"
 #include "optimized/dispatch.h"
 #include "optimized/internal.h"
+#include "optimized/ops.h"
 #include "optimized/optimized.h"
 
 namespace convcheck {
@@ -312,27 +313,7 @@ void run_typed(const Problem& p, const Geometry& g, const Operands& in, TensorVi
   const bool in_place = stored_as<T>(result.dtype) && !stored_nchw(p, io.result_like);
   T* out = static_cast<T*>(result.data);
   if (!in_place) out = scratch_array<T>(ScratchSlot::result, role_elements(g, io.result_like));
-  switch (p.op) {
-    case Op::conv2d:
-      opt::conv2d<T>(g, a.data, b.data, out);
-      break;
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-      opt::backprop_input<T>(g, a.data, b.data, out);
-      break;
-    case Op::conv2d_backprop_filter:
-      opt::backprop_filter<T>(g, a.data, b.data, out);
-      break;
-    case Op::depthwise_conv2d:
-      opt::depthwise_conv2d<T>(g, a.data, b.data, out);
-      break;
-    case Op::depthwise_conv2d_backprop_input:
-      opt::depthwise_backprop_input<T>(g, a.data, b.data, out);
-      break;
-    case Op::depthwise_conv2d_backprop_filter:
-      opt::depthwise_backprop_filter<T>(g, a.data, b.data, out);
-      break;
-  }
+  opt::run_op<T>(p.op, g, a.data, b.data, out);
   if constexpr (std::is_same_v<T, double>) {
     if (lift.a + lift.b != 0) {  // one rounding, into the subnormal range at worst
       const int64_t n = role_elements(g, io.result_like);

@@ -7,8 +7,8 @@
 #include <omp.h>
 #endif
 
-#include "optimized/internal.h"
 #include "optimized/kernels.h"
+#include "optimized/ops.h"
 
 namespace convcheck::opt {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "optimized/implicit_gemm.h"
-#include "optimized/internal.h"
+#include "optimized/ops.h"
 
 namespace convcheck::opt {
 

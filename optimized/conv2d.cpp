@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "optimized/implicit_gemm.h"
-#include "optimized/internal.h"
+#include "optimized/ops.h"
 
 namespace convcheck::opt {
 

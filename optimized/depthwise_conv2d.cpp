@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "optimized/internal.h"
 #include "optimized/kernels.h"
+#include "optimized/ops.h"
 
 namespace convcheck::opt {
 

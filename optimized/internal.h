@@ -110,21 +110,4 @@ inline void append_column_runs(int64_t v0, int64_t v_step, int64_t count, int64_
   }
 }
 
-// ---- the ops (one file each) -------------------------------------------------------------------
-
-template <class T>
-void conv2d(const Geometry& g, const T* input, const T* filter, T* output);
-template <class T>
-void backprop_input(const Geometry& g, const T* filter, const T* out_backprop, T* input_backprop);
-template <class T>
-void backprop_filter(const Geometry& g, const T* input, const T* out_backprop, T* filter_backprop);
-template <class T>
-void depthwise_conv2d(const Geometry& g, const T* input, const T* filter, T* output);
-template <class T>
-void depthwise_backprop_input(const Geometry& g, const T* filter, const T* out_backprop,
-                              T* input_backprop);
-template <class T>
-void depthwise_backprop_filter(const Geometry& g, const T* input, const T* out_backprop,
-                               T* filter_backprop);
-
 }  // namespace convcheck::opt

@@ -1,5 +1,5 @@
 // Conv2DBackpropFilter (spec B §3.3).
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck::ref {
 

@@ -1,5 +1,5 @@
 // Conv2DBackpropInput (spec B §3.2), and conv2d_transpose, which is exactly this op (spec A.8).
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck::ref {
 

@@ -1,5 +1,5 @@
 // Forward Conv2D (spec B §3.1): cross-correlation with strides, dilations, padding and groups.
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck::ref {
 

@@ -1,6 +1,6 @@
 // DepthwiseConv2dNativeBackpropFilter (spec B §3.5 with real dilation; zero-filled when
 // out_backprop is empty, spec A.6).
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck::ref {
 

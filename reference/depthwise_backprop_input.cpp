@@ -1,5 +1,5 @@
 // DepthwiseConv2dNativeBackpropInput (spec B §3.5 with real dilation and unequal strides, A.7).
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck::ref {
 

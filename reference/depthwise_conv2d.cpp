@@ -1,5 +1,5 @@
 // DepthwiseConv2dNative (spec B §3.5 with real dilation, spec A.7).
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck::ref {
 

@@ -178,14 +178,4 @@ void evaluate(const Law& law, DType t, const Canonical& c, Mode mode, Outputs& o
   out.fallbacks = fallbacks;
 }
 
-// One entry point per op; each lives in the op's own file and holds its index law.
-void conv2d(const Geometry& g, DType t, const Canonical& c, Mode mode, Outputs& out);
-void backprop_input(const Geometry& g, DType t, const Canonical& c, Mode mode, Outputs& out);
-void backprop_filter(const Geometry& g, DType t, const Canonical& c, Mode mode, Outputs& out);
-void depthwise_conv2d(const Geometry& g, DType t, const Canonical& c, Mode mode, Outputs& out);
-void depthwise_backprop_input(const Geometry& g, DType t, const Canonical& c, Mode mode,
-                              Outputs& out);
-void depthwise_backprop_filter(const Geometry& g, DType t, const Canonical& c, Mode mode,
-                               Outputs& out);
-
 }  // namespace convcheck::ref

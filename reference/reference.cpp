@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/layout.h"
-#include "reference/engine.h"
+#include "reference/ops.h"
 
 namespace convcheck {
 
@@ -36,27 +36,7 @@ ref::Outputs evaluate(const Problem& p, const Geometry& g, const Operands& ops, 
     c.get(r) = canonical_operand(p, g, r, ops, &c.fast_ok);
   }
   ref::Outputs out;
-  switch (p.op) {
-    case Op::conv2d:
-      ref::conv2d(g, p.dtype, c, mode, out);
-      break;
-    case Op::conv2d_backprop_input:
-    case Op::conv2d_transpose:
-      ref::backprop_input(g, p.dtype, c, mode, out);
-      break;
-    case Op::conv2d_backprop_filter:
-      ref::backprop_filter(g, p.dtype, c, mode, out);
-      break;
-    case Op::depthwise_conv2d:
-      ref::depthwise_conv2d(g, p.dtype, c, mode, out);
-      break;
-    case Op::depthwise_conv2d_backprop_input:
-      ref::depthwise_backprop_input(g, p.dtype, c, mode, out);
-      break;
-    case Op::depthwise_conv2d_backprop_filter:
-      ref::depthwise_backprop_filter(g, p.dtype, c, mode, out);
-      break;
-  }
+  ref::run_op(p.op, g, p.dtype, c, mode, out);
   return out;
 }
 
