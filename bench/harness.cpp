@@ -77,7 +77,8 @@ int64_t compulsory_bytes(const Problem& p, const Geometry& g) {
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                                        const std::vector<Backend*>& backends,
                                        const BenchOptions& options, const Peaks& peaks) {
-  const Geometry g = geometry(p);
+  const CheckedProblem checked(p);
+  const Geometry& g = checked.geometry();
   const OpIO io = op_io(p.op);
   Tensor a(p.dtype, storage_shape(p, g, io.a), storage_layout(p, io.a));
   Tensor b(p.dtype, storage_shape(p, g, io.b), storage_layout(p, io.b));
@@ -104,7 +105,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     r.peak_gflops = peaks.fma_gflops;
     r.bandwidth_gbs = peaks.bandwidth_gbs;
     Status s = backends[i]->available();
-    if (s.ok()) s = backends[i]->can_implement(p);
+    if (s.ok()) s = backends[i]->can_implement(checked);
     if (!s.ok()) {
       r.reason = s.reason();
       continue;
@@ -123,7 +124,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
   // A run's time: the backend's device time when it reports one, else the wall clock.
   auto run_once = [&](std::size_t i) {
     const auto t0 = std::chrono::steady_clock::now();
-    backends[i]->run(p, g, ops, view(results[i]));
+    backends[i]->run(checked, ops, view(results[i]));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const double device = backends[i]->last_device_ms();

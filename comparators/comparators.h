@@ -25,11 +25,6 @@ namespace comparators {
 /// Whether any of the three roles has no elements (then the result is zeros, or empty).
 bool any_empty(const Geometry& g);
 
-/// The geometry of `p` into `g`, or why not: comparators are asked about derived problems (the
-/// oracle's relations) before anyone validated them, so an invalid one is an unsupported answer
-/// ("not a valid problem: …"), not an exception.
-Status geometry_or_reason(const Problem& p, Geometry& g);
-
 }  // namespace comparators
 
 }  // namespace convcheck

@@ -369,16 +369,15 @@ class CudnnBackend final : public Backend {
     return context().status;
   }
 
-  Status can_implement(const Problem& p) const override {
+  Status can_implement(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     if (p.dtype == DType::i32)
       return Status::Error(
           "cuDNN has no int32 convolution (int32 is only the output type of its int8 "
           "convolutions)");
     const Status a = available();
     if (!a.ok()) return a;
-    Geometry g;
-    const Status valid = comparators::geometry_or_reason(p, g);
-    if (!valid.ok()) return valid;
+    const Geometry& g = checked.geometry();
     if (any_empty(g)) return Status::Ok();  // the adapter writes TF's zeros (header comment)
     std::lock_guard<std::mutex> lock(context().mutex);
     try {
@@ -390,19 +389,21 @@ class CudnnBackend final : public Backend {
     return Status::Ok();
   }
 
-  NumericContract contract(const Problem& p) const override {
+  NumericContract contract(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     NumericContract c = native_contract(p.dtype);  // any summation order or tree: k = n
     if (p.dtype == DType::i32) {
       c.name = "cudnn-unsupported";
       c.deterministic = false;
       return c;
     }
-    c.deterministic = deterministic(p);
+    c.deterministic = deterministic(checked);
     return c;
   }
 
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     const std::string ctx = "cudnn: " + to_string(p);
     if (element_count(result.shape) == 0) {
       last_ms_ = 0;
@@ -456,14 +457,10 @@ class CudnnBackend final : public Backend {
 
  private:
   // Whether every variant of the problem's plan is deterministic. Takes context().mutex.
-  bool deterministic(const Problem& p) const {
+  bool deterministic(const CheckedProblem& checked) const {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     if (!available().ok()) return false;
-    Geometry g;
-    try {
-      g = geometry(p);
-    } catch (const InvalidArgument&) {
-      return false;
-    }
     if (any_empty(g)) return true;
     std::lock_guard<std::mutex> lock(context().mutex);
     try {

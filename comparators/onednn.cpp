@@ -148,7 +148,8 @@ class OneDnnBackend : public Backend {
     }
   }
 
-  Status can_implement(const Problem& p) const override {
+  Status can_implement(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     if (p.dtype == DType::f64)
       return Status::Error(
           version_string() +
@@ -156,9 +157,7 @@ class OneDnnBackend : public Backend {
     if (p.dtype == DType::i32)
       return Status::Error(version_string() +
                            " has no int32 convolution (integer convolutions take s8/u8 operands)");
-    Geometry g;
-    const Status valid = comparators::geometry_or_reason(p, g);
-    if (!valid.ok()) return valid;
+    const Geometry& g = checked.geometry();
     if (any_empty(g)) return Status::Ok();  // the adapter writes TF's zeros (header comment)
     std::lock_guard<std::mutex> lock(mutex_);
     try {
@@ -171,7 +170,8 @@ class OneDnnBackend : public Backend {
     return Status::Ok();
   }
 
-  NumericContract contract(const Problem& p) const override {
+  NumericContract contract(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     NumericContract c;
     c.u_in = 0;                                // operands are used as stored (no down-conversion)
     c.u_acc = std::ldexp(1.0, -24);            // f32 accumulation in every case
@@ -202,8 +202,9 @@ class OneDnnBackend : public Backend {
     return c;
   }
 
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     const int64_t result_elements = element_count(result.shape);
     if (result_elements == 0) return;
     if (any_empty(g)) {  // a sum of no terms (header comment)

@@ -103,19 +103,21 @@ std::unique_ptr<Backend> Registry::make(const std::string& name) const {
   throw InvalidArgument("unknown backend '" + name + "'; known backends: " + known);
 }
 
-NumericContract UnavailableBackend::contract(const Problem&) const {
+NumericContract UnavailableBackend::contract(const CheckedProblem&) const {
   NumericContract c;
   c.name = name_ + "-unavailable";
   c.deterministic = false;
   return c;
 }
 
-void UnavailableBackend::compute(const Problem&, const Geometry&, const Operands&, TensorView) {
+void UnavailableBackend::compute(const CheckedProblem&, const Operands&, TensorView) {
   throw std::logic_error(name_ + " was run although unavailable: " + reason_().reason());
 }
 
-void check_run_arguments(const std::string& label, const Problem& p, const Geometry& g,
+void check_run_arguments(const std::string& label, const CheckedProblem& checked,
                          const Operands& in, const TensorView& result) {
+  const Problem& p = checked.problem();
+  const Geometry& g = checked.geometry();
   const OpIO io = op_io(p.op);
   for (Role r : {io.a, io.b}) {
     const ConstTensorView* v = in.get(r);
@@ -137,9 +139,9 @@ void check_run_arguments(const std::string& label, const Problem& p, const Geome
     throw InvalidArgument(label + ": the " + result_name(p.op) + " buffer has no data");
 }
 
-void Backend::run(const Problem& p, const Geometry& g, const Operands& in, TensorView result) {
-  check_run_arguments(name() + ": " + op_name(p.op), p, g, in, result);
-  compute(p, g, in, result);
+void Backend::run(const CheckedProblem& p, const Operands& in, TensorView result) {
+  check_run_arguments(name() + ": " + op_name(p.problem().op), p, in, result);
+  compute(p, in, result);
 }
 
 }  // namespace convcheck

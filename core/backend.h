@@ -4,7 +4,8 @@
 // and whether it can implement a problem (a reason when not: unsupported is never a silent pass),
 // declares the numeric contract the oracle will hold it to, and runs a validated problem on
 // operands that live in caller-owned memory (so the oracle can surround every buffer with guard
-// bands).
+// bands). Every problem it is asked about is a CheckedProblem (core/problem.h): validated once by
+// the caller, its geometry carried, so no backend derives or validates the geometry again.
 #pragma once
 
 #include <cstdint>
@@ -85,15 +86,15 @@ class Backend {
   virtual std::string name() const = 0;
   /// E.g. "no CUDA device". Default: available.
   virtual Status available() const { return Status::Ok(); }
-  virtual Status can_implement(const Problem& p) const = 0;
-  virtual NumericContract contract(const Problem& p) const = 0;
+  virtual Status can_implement(const CheckedProblem& p) const = 0;
+  virtual NumericContract contract(const CheckedProblem& p) const = 0;
   /// Runs the op: checks once what every backend relies on (the two operands the op reads are given
   /// with the problem's dtype and storage shapes, and data where they have elements; the result
   /// buffer likewise), throwing InvalidArgument with the numbers ("optimized: conv2d: the output
   /// buffer is f32 [1,2,2,3], expected f32 [1,2,2,4]"), then calls compute(). Precondition:
-  /// geometry(p) succeeded and g is its value; can_implement(p) is ok (not re-asked: for a library
-  /// comparator it builds a plan). Writes every result element.
-  void run(const Problem& p, const Geometry& g, const Operands& in, TensorView result);
+  /// can_implement(p) is ok (not re-asked: for a library comparator it builds a plan). Writes every
+  /// result element.
+  void run(const CheckedProblem& p, const Operands& in, TensorView result);
 
   /// Device backends: the time of the last run()'s kernels measured on the device (events around
   /// them; transfers and allocation excluded), in milliseconds. Negative for host backends, which
@@ -120,14 +121,13 @@ class Backend {
  private:
   /// The backend's kernel (TF's OpKernel::Compute): run() has checked the operands and the result
   /// against the problem, so a backend never validates them again.
-  virtual void compute(const Problem& p, const Geometry& g, const Operands& in,
-                       TensorView result) = 0;
+  virtual void compute(const CheckedProblem& p, const Operands& in, TensorView result) = 0;
 };
 
 /// run()'s checks, for callers that hold operands for a problem outside a backend; `label`
 /// prefixes every message.
-void check_run_arguments(const std::string& label, const Problem& p, const Geometry& g,
-                         const Operands& in, const TensorView& result);
+void check_run_arguments(const std::string& label, const CheckedProblem& p, const Operands& in,
+                         const TensorView& result);
 
 /// A backend this build or machine cannot run (no CUDA toolkit, no cuDNN, no oneDNN at build time,
 /// no device): available() and can_implement() give the reason, run() throws. The one stub class
@@ -140,11 +140,11 @@ class UnavailableBackend final : public Backend {
       : UnavailableBackend(std::move(name), [reason] { return Status::Error(reason); }) {}
   std::string name() const override { return name_; }
   Status available() const override { return reason_(); }
-  Status can_implement(const Problem&) const override { return reason_(); }
-  NumericContract contract(const Problem&) const override;
+  Status can_implement(const CheckedProblem&) const override { return reason_(); }
+  NumericContract contract(const CheckedProblem&) const override;
 
  private:
-  void compute(const Problem&, const Geometry&, const Operands&, TensorView) override;
+  void compute(const CheckedProblem&, const Operands&, TensorView) override;
   std::string name_;
   std::function<Status()> reason_;
 };

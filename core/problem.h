@@ -89,6 +89,26 @@ inline constexpr int64_t kMaxExtent = int64_t{1} << 60;
 /// message. Whether the tensors fit in memory is a separate question: core/limits.h.
 Geometry geometry(const Problem& p);
 
+/// A validated problem: a Problem together with its Geometry, derived once when it is built and
+/// carried from there. Validity is a type rather than a comment ("precondition: g ==
+/// geometry(p)"): the only ways to get one are to validate a problem (the constructor calls
+/// geometry() and throws its InvalidArgument) or to copy one, so its geometry is always its
+/// problem's. Backends take it (core/backend.h), and so never derive or validate again.
+class CheckedProblem {
+ public:
+  /// Validates `p` (geometry()); throws InvalidArgument with geometry()'s message.
+  explicit CheckedProblem(const Problem& p) : problem_(p), geometry_(convcheck::geometry(p)) {}
+  /// The same, by name: CheckedProblem::check(parse_problem(text)).
+  static CheckedProblem check(const Problem& p) { return CheckedProblem(p); }
+
+  const Problem& problem() const { return problem_; }
+  const Geometry& geometry() const { return geometry_; }
+
+ private:
+  Problem problem_;
+  Geometry geometry_;
+};
+
 /// A role's shape in logical order: [N,H,W,C] for activations (out_backprop = the forward output
 /// [N,OH,OW,O]), the filter as given.
 std::array<int64_t, 4> logical_shape(const Geometry& g, Role r);

@@ -111,10 +111,11 @@ class GpuBackend final : public Backend {
   Status available() const override { return device_status(); }
   // Every valid problem of the seven ops, in every dtype its op takes, either format, whose
   // buffers fit in the device's memory.
-  Status can_implement(const Problem& p) const override {
+  Status can_implement(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     const Status device = device_status();
     if (!device.ok()) return device;
-    const double need = make_plan(p, geometry(p), mode_).device_bytes();
+    const double need = make_plan(p, checked.geometry(), mode_).device_bytes();
     std::size_t free = 0, total = 0;
     CONVCHECK_CUDA_CHECK(cudaMemGetInfo(&free, &total), name_ + " " + to_string(p));
     if (need > static_cast<double>(total)) {
@@ -126,17 +127,17 @@ class GpuBackend final : public Backend {
     return Status::Ok();
   }
 
-  NumericContract contract(const Problem& p) const override {
-    const Geometry g = geometry(p);
-    return plan_contract(make_plan(p, g, mode_), g);
+  NumericContract contract(const CheckedProblem& p) const override {
+    return plan_contract(make_plan(p.problem(), p.geometry(), mode_), p.geometry());
   }
 
   double last_device_ms() const override { return last_ms_; }
 
   DevicePeaks device_peaks() override { return measure_device_peaks(); }
 
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     last_ms_ = 0;
     if (element_count(result.shape) == 0) return;  // an empty result: nothing to write
 

@@ -80,13 +80,13 @@ class EmulatedGpu final : public Backend {
                        std::function<void(Plan&)> plant = {})
       : mode_(mode), choice_(choice), plant_(std::move(plant)) {}
   std::string name() const override { return mode_ == Mode::tf32 ? "gpu-tf32-host" : "gpu-host"; }
-  Status can_implement(const Problem&) const override { return Status::Ok(); }
-  NumericContract contract(const Problem& p) const override {
-    const Geometry g = geometry(p);
-    return plan_contract(make_plan(p, g, mode_, choice_), g);
+  Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
+  NumericContract contract(const CheckedProblem& p) const override {
+    return plan_contract(make_plan(p.problem(), p.geometry(), mode_, choice_), p.geometry());
   }
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     if (element_count(result.shape) == 0) return;
     Plan plan = make_plan(p, g, mode_, choice_);
     if (plant_) plant_(plan);

@@ -76,9 +76,10 @@ class MutantBackend : public Backend {
   explicit MutantBackend(Bug bug) : bug_(bug) {}
 
   std::string name() const override { return std::string("mutant:") + bug_name(bug_); }
-  Status can_implement(const Problem&) const override { return Status::Ok(); }
+  Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
 
-  NumericContract contract(const Problem& p) const override {
+  NumericContract contract(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     NumericContract c;
     c.deterministic = true;  // a lie for Bug::nondeterministic: the bitwise rerun must catch it
     if (bug_ == Bug::nondeterministic && is_floating(p.dtype)) {
@@ -110,8 +111,9 @@ class MutantBackend : public Backend {
     return c;
   }
 
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     const OpIO io = op_io(p.op);
     mutants::CanonicalOperands c;
     for (Role r : {io.a, io.b}) {

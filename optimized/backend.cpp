@@ -327,9 +327,10 @@ class OptimizedBackend : public Backend {
  public:
   std::string name() const override { return "optimized"; }
   std::string isa() const override { return isa_name(active_isa()); }
-  Status can_implement(const Problem&) const override { return Status::Ok(); }
+  Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
 
-  NumericContract contract(const Problem& p) const override {
+  NumericContract contract(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     NumericContract c = native_contract(p.dtype);  // any summation order: k = n (numerics §2.1)
     // Without FMA kernels each product is rounded too; k = n still covers it (one product rounding
     // plus at most n - 1 sums), but the name must not claim FMA.
@@ -338,8 +339,9 @@ class OptimizedBackend : public Backend {
     return c;
   }
 
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     if (element_count(result.shape) == 0) return;  // an empty result: nothing to write
     switch (p.dtype) {
       case DType::f16:

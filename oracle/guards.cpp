@@ -73,8 +73,10 @@ bool same_bits(const void* a, const void* b, std::size_t n) {
 
 }  // namespace
 
-Run run_guarded(Backend& b, const Problem& p, const Geometry& g, const Roles& operands,
+Run run_guarded(Backend& b, const CheckedProblem& checked, const Roles& operands,
                 const Tensor* reference) {
+  const Problem& p = checked.problem();
+  const Geometry& g = checked.geometry();
   const OpIO io = op_io(p.op);
   Run run;
   run.result =
@@ -93,7 +95,7 @@ Run run_guarded(Backend& b, const Problem& p, const Geometry& g, const Roles& op
   const TensorView vr{gr.data(), p.dtype, run.result.shape(), run.result.layout(), kGuard};
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    b.run(p, g, ops, vr);
+    b.run(checked, ops, vr);
   } catch (const GuardViolation& e) {
     // A device backend saw its kernel write into a guard band or an operand (checked on its
     // copies).

@@ -35,7 +35,7 @@ struct Run {
 /// Runs `b` on `p` with every buffer inside guard bands and a poisoned result; reports what broke.
 /// `reference` (optional) lets unwritten detection ignore elements whose true value happens to
 /// equal the poison.
-Run run_guarded(Backend& b, const Problem& p, const Geometry& g, const Roles& operands,
+Run run_guarded(Backend& b, const CheckedProblem& p, const Roles& operands,
                 const Tensor* reference);
 
 // ---- bounds (bounds.cpp) ----

@@ -82,13 +82,13 @@ double max_magnitude(const ReferenceResult& r) {
 Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_bits) {
   // The ops of the triple this dtype takes and this problem makes valid (conv2d with zero outputs
   // is not: no adjoint run either), derived once.
-  std::vector<std::pair<Problem, Geometry>> triple;
+  std::vector<CheckedProblem> triple;
   for (OpKind kind : {OpKind::forward, OpKind::backward_data, OpKind::backward_filter}) {
     Problem q = p;
     q.op = triple_member(p.op, kind);
     if (!op_takes_dtype(q.op, p.dtype)) continue;
     try {
-      triple.emplace_back(q, geometry(q));
+      triple.emplace_back(q);
     } catch (const InvalidArgument&) {
       continue;
     }
@@ -98,8 +98,8 @@ Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_b
   for (int attempt = 0;; ++attempt) {
     Roles r = make_operands(p, g, FillKind::exact, seed, p_bits, density);
     double worst = 0;
-    for (const auto& [q, gq] : triple)
-      worst = std::max(worst, max_magnitude(reference_of(q, gq, r)));
+    for (const CheckedProblem& q : triple)
+      worst = std::max(worst, max_magnitude(reference_of(q.problem(), q.geometry(), r)));
     if (worst <= limit || attempt == 30) return r;
     density *= std::max(0.05, std::min(0.5, limit / worst));
   }
@@ -128,7 +128,7 @@ struct Declared {
   std::vector<Status> status;
   std::vector<NumericContract> contracts;  // of those that can run it
 };
-Declared declare(const std::vector<Backend*>& backends, const Problem& p) {
+Declared declare(const std::vector<Backend*>& backends, const CheckedProblem& p) {
   Declared d;
   for (Backend* b : backends) {
     Status s = Status::Ok();
@@ -149,7 +149,7 @@ Declared declare(const std::vector<Backend*>& backends, const Problem& p) {
 // The case as every backend is judged on it: filled operands and the exact result.
 struct Judging {
   const Case& c;
-  const Geometry& g;
+  const CheckedProblem& checked;  // c.problem, validated
   const Roles& operands;
   const ReferenceResult& ref;
   bool bitwise;
@@ -183,14 +183,14 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   }
   NumericContract k;
   try {
-    k = b.contract(p);
+    k = b.contract(j.checked);
   } catch (const Timeout& e) {
     return finish(Verdict::timeout, "timeout", e.what());
   } catch (const std::exception& e) {
     return finish(Verdict::crashed, "crashed", e.what());
   }
   rec.contract = describe(k);
-  Run run = run_guarded(b, p, j.g, j.operands, &j.ref.result);
+  Run run = run_guarded(b, j.checked, j.operands, &j.ref.result);
   rec.ms = run.ms;
   if (!run.ran) {
     // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
@@ -205,12 +205,13 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
                   "the contract's bound is meaningless here: k(n) u_acc >= 1/2 for n = " +
                       std::to_string(max_terms(j.ref)));
   }
-  const Comparison cmp = compare_to_reference(p, j.g, j.ref, run.result, k, j.bitwise);
+  const Geometry& g = j.checked.geometry();
+  const Comparison cmp = compare_to_reference(p, g, j.ref, run.result, k, j.bitwise);
   rec.bound_usage = cmp.usage;
   rec.mismatches = cmp.mismatches;
   rec.first = cmp.first;
   ran.push_back({index, run.result, k});
-  const RelationContext ctx{j.c, j.g, j.operands, j.ref, run.result, k, j.bitwise};
+  const RelationContext ctx{j.c, g, j.operands, j.ref, run.result, k, j.bitwise};
   try {
     if (j.options.adjoint) rec.adjoint = adjoint_checks(b, ctx);
     if (j.options.metamorphic) rec.metamorphic = metamorphic_checks(b, ctx);
@@ -266,8 +267,9 @@ int odd_one_out(const Problem& p, const ReferenceResult& ref, const std::vector<
 
 CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
                     const OracleOptions& options) {
-  const Problem& p = c.problem;
-  const Geometry g = geometry(p);
+  const CheckedProblem checked(c.problem);
+  const Problem& p = checked.problem();
+  const Geometry& g = checked.geometry();
   // Refused before anything is filled or allocated (core/limits.h; the CLI's --max-bytes).
   require_memory(p, g, MemoryUse::oracle);
   CaseReport report;
@@ -276,7 +278,7 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
   const bool bitwise = c.fill == FillKind::exact;
 
   // Who can run it, and under which contracts (the exact fill must suit all of them).
-  const Declared declared = declare(backends, p);
+  const Declared declared = declare(backends, checked);
   const Roles operands = bitwise
                              ? exact_operands(p, g, c.seed, exact_bits(p.dtype, declared.contracts))
                              : make_operands(p, g, c.fill, c.seed, 53, 1.0);
@@ -288,7 +290,7 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
       degenerate = ref.result.get(i) == 0;
   }
 
-  const Judging judging{c, g, operands, ref, bitwise, degenerate, options};
+  const Judging judging{c, checked, operands, ref, bitwise, degenerate, options};
   std::vector<Ran> ran;
   for (std::size_t bi = 0; bi < backends.size(); ++bi)
     report.records.push_back(
@@ -301,7 +303,7 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
 BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& result,
                            const NumericContract& k, bool bitwise, const std::string& name) {
   const Geometry g = geometry(p);
-  const ReferenceResult ref = reference_compute(p, in);
+  const ReferenceResult ref = reference_compute(p, g, in);
   BackendRecord rec;
   rec.backend = name;
   rec.contract = describe(k);

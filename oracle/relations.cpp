@@ -53,29 +53,36 @@ struct Derived {
   Tensor result;
   RelationResult failure;
 };
-Derived run_derived(Backend& b, const std::string& name, const Problem& q, const Roles& operands) {
+Derived run_checked(Backend& b, const std::string& name, const CheckedProblem& q,
+                    const Roles& operands) {
   Derived d;
   if (Status s = b.can_implement(q); !s.ok()) {
-    d.failure =
-        not_applicable(name, "the backend cannot implement " + to_string(q) + ": " + s.reason());
+    d.failure = not_applicable(
+        name, "the backend cannot implement " + to_string(q.problem()) + ": " + s.reason());
     return d;
   }
-  Geometry g;
-  try {
-    g = geometry(q);
-  } catch (const InvalidArgument& e) {  // the derived problem is not valid (e.g. conv2d, O = 0)
-    d.failure = not_applicable(name, to_string(q) + " is not a valid problem: " + e.what());
-    return d;
-  }
-  Run run = run_guarded(b, q, g, operands, nullptr);
+  Run run = run_guarded(b, q, operands, nullptr);
   if (run.check == "timeout") throw Timeout(run.error);  // the backend's verdict, not a relation's
   if (!run.ran || !run.check.empty()) {
-    d.failure = failed(name, "on " + to_string(q) + ": " + run.error);
+    d.failure = failed(name, "on " + to_string(q.problem()) + ": " + run.error);
     return d;
   }
   d.ok = true;
   d.result = std::move(run.result);
   return d;
+}
+// The same for a derived problem not validated yet: an invalid one (e.g. conv2d, O = 0) is not
+// applicable, whichever backend is asked.
+Derived run_derived(Backend& b, const std::string& name, const Problem& q, const Roles& operands) {
+  std::optional<CheckedProblem> checked;
+  try {
+    checked.emplace(q);
+  } catch (const InvalidArgument& e) {
+    Derived d;
+    d.failure = not_applicable(name, to_string(q) + " is not a valid problem: " + e.what());
+    return d;
+  }
+  return run_checked(b, name, *checked, operands);
 }
 
 RelationResult judge(const std::string& name, const Comparison& c, const std::string& what) {
@@ -188,8 +195,9 @@ Triple derive_triple(Backend& b, const RelationContext& ctx, std::vector<Relatio
     Problem q = p;
     q.op = x.op;
     if (!op_takes_dtype(x.op, p.dtype)) continue;  // int32 has no backprop filter
+    std::optional<CheckedProblem> checked;
     try {
-      geometry(q);
+      checked.emplace(q);
     } catch (const InvalidArgument& e) {  // e.g. conv2d refuses a filter with zero outputs
       out.push_back(not_applicable(std::string("adjoint:") + op_name(x.op), e.what()));
       continue;
@@ -205,13 +213,13 @@ Triple derive_triple(Backend& b, const RelationContext& ctx, std::vector<Relatio
       x.have = true;
       continue;
     }
-    Derived d = run_derived(b, std::string("adjoint:") + op_name(x.op), q, ctx.operands);
+    Derived d = run_checked(b, std::string("adjoint:") + op_name(x.op), *checked, ctx.operands);
     if (!d.ok) {
       out.push_back(d.failure);
       continue;
     }
     x.result = std::move(d.result);
-    x.ref = reference_of(q, ctx.operands);
+    x.ref = reference_of(q, checked->geometry(), ctx.operands);
     x.have = true;
   }
   return m;

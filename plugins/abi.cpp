@@ -68,7 +68,7 @@ convcheck_problem to_abi(const Problem& p, const Geometry& g, const std::string&
   return a;
 }
 
-Problem from_abi(const convcheck_problem& a) {
+CheckedProblem from_abi(const convcheck_problem& a) {
   auto range = [](int32_t v, int32_t hi, const char* what) {
     if (v < 0 || v > hi)
       throw InvalidArgument(std::string("plugin ABI: ") + what + " " + std::to_string(v) +
@@ -93,12 +93,13 @@ Problem from_abi(const convcheck_problem& a) {
   p.stride_w = a.stride_w;
   p.dilation_h = a.dilation_h;
   p.dilation_w = a.dilation_w;
-  const Geometry g = geometry(p);  // validates
+  const CheckedProblem checked(p);  // validates
+  const Geometry& g = checked.geometry();
   if (g.pad_top != a.pad_top || g.pad_bottom != a.pad_bottom || g.pad_left != a.pad_left ||
       g.pad_right != a.pad_right || g.OH != a.oh || g.OW != a.ow)
     throw InvalidArgument("plugin ABI: the problem's resolved pads or output size disagree with " +
                           to_string(p));
-  return p;
+  return checked;
 }
 
 convcheck_contract to_abi(const NumericContract& k) {

@@ -13,9 +13,10 @@ namespace convcheck::plugin_abi {
 
 /// The ABI's problem for a validated problem; `descriptor` must outlive the struct's use.
 convcheck_problem to_abi(const Problem& p, const Geometry& g, const std::string& descriptor);
-/// The Problem an ABI problem describes (shapes, strides, dilations, padding kind and pads, format,
-/// dtype). Throws InvalidArgument when a value is out of range or the problem is not valid.
-Problem from_abi(const convcheck_problem& p);
+/// The problem an ABI problem describes (shapes, strides, dilations, padding kind and pads, format,
+/// dtype), validated. Throws InvalidArgument when a value is out of range or the problem is not
+/// valid.
+CheckedProblem from_abi(const convcheck_problem& p);
 
 convcheck_contract to_abi(const NumericContract& k);
 /// Throws InvalidArgument when a field is out of range (a negative or NaN unit roundoff, an

@@ -56,8 +56,9 @@ int contract(const convcheck_problem* p, convcheck_contract* k, char* err, std::
 int run(const convcheck_problem* ap, const void* input, const void* filter,
         const void* out_backprop, void* result, char* err, std::size_t len) {
   try {
-    const Problem p = plugin_abi::from_abi(*ap);
-    const Geometry g = geometry(p);
+    const CheckedProblem checked = plugin_abi::from_abi(*ap);
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     const OpIO io = op_io(p.op);
     const void* data[] = {input, filter, out_backprop};
     ConstTensorView views[3];
@@ -69,7 +70,7 @@ int run(const convcheck_problem* ap, const void* input, const void* filter,
     }
     const TensorView out{result, p.dtype, storage_shape(p, g, io.result_like),
                          storage_layout(p, io.result_like)};
-    backend().run(p, g, ops, out);
+    backend().run(checked, ops, out);
     return 0;
   } catch (const std::exception& e) {
     return say(err, len, e.what());

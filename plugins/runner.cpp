@@ -394,15 +394,10 @@ class PluginBackend final : public Backend {
     return *availability_;
   }
 
-  Status can_implement(const Problem& p) const override {
+  Status can_implement(const CheckedProblem& p) const override {
     if (Status s = available(); !s.ok()) return s;
-    try {
-      geometry(p);
-    } catch (const InvalidArgument& e) {  // derived problems are asked before they are validated
-      return Status::Error(std::string("not a valid problem: ") + e.what());
-    }
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string d = to_string(p);
+    const std::string d = to_string(p.problem());
     if (auto it = can_.find(d); it != can_.end()) return it->second;
     pp::Request req = request(pp::Type::can_implement, p, d);
     const pp::Reply r = sandbox_.call(req, "answering can_implement", nullptr);
@@ -414,9 +409,9 @@ class PluginBackend final : public Backend {
     return s;
   }
 
-  NumericContract contract(const Problem& p) const override {
+  NumericContract contract(const CheckedProblem& p) const override {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string d = to_string(p);
+    const std::string d = to_string(p.problem());
     if (auto it = contracts_.find(d); it != contracts_.end()) return it->second;
     pp::Request req = request(pp::Type::contract, p, d);
     const pp::Reply r = sandbox_.call(req, "declaring its contract", nullptr);
@@ -434,12 +429,11 @@ class PluginBackend final : public Backend {
     return k;
   }
 
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
     std::lock_guard<std::mutex> lock(mu_);
     const std::string d = to_string(p);
-    pp::Request req = request(pp::Type::run, p, d);
-    req.problem = plugin_abi::to_abi(p, g, d);
+    pp::Request req = request(pp::Type::run, checked, d);
 
     // Layout: [guard] input [guard] filter [guard] out_backprop [guard] result [guard], each
     // buffer page aligned, the roles the op does not read left out.
@@ -509,12 +503,12 @@ class PluginBackend final : public Backend {
     return realpath(path.c_str(), buf) ? std::string(buf) : path;
   }
 
-  pp::Request request(pp::Type type, const Problem& p, const std::string& d) const {
+  pp::Request request(pp::Type type, const CheckedProblem& p, const std::string& d) const {
     if (d.size() >= pp::kDescriptor)
       throw std::runtime_error("plugin runner: descriptor too long for the protocol: " + d);
     pp::Request req;
     req.type = type;
-    req.problem = plugin_abi::to_abi(p, geometry(p), d);
+    req.problem = plugin_abi::to_abi(p.problem(), p.geometry(), d);
     std::memcpy(req.descriptor, d.c_str(), d.size() + 1);
     return req;
   }

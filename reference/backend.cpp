@@ -11,8 +11,9 @@ namespace {
 class ReferenceBackend : public Backend {
  public:
   std::string name() const override { return "reference"; }
-  Status can_implement(const Problem&) const override { return Status::Ok(); }
-  NumericContract contract(const Problem& p) const override {
+  Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
+  NumericContract contract(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     NumericContract c;
     c.name = "exact";
     c.chain = NumericContract::Chain::exact;
@@ -22,8 +23,8 @@ class ReferenceBackend : public Backend {
     c.deterministic = true;
     return c;
   }
-  void compute(const Problem& p, const Geometry&, const Operands& in, TensorView result) override {
-    ReferenceResult r = reference_compute(p, in);
+  void compute(const CheckedProblem& p, const Operands& in, TensorView result) override {
+    ReferenceResult r = reference_compute(p.problem(), p.geometry(), in);
     if (r.result.bytes() > 0) std::memcpy(result.data, r.result.data(), r.result.bytes());
   }
 };

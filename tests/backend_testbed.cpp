@@ -15,7 +15,7 @@ CaseReport check(Backend& b, const std::string& problem, FillKind fill, uint64_t
 
 void expect_pass(Backend& b, const std::string& problem, FillKind fill, uint64_t seed,
                  const Expect& expect, const std::string& context) {
-  const Status can = b.can_implement(parse_problem(problem));
+  const Status can = b.can_implement(CheckedProblem(parse_problem(problem)));
   if (!can.ok() && !expect.declines_naming.empty()) {
     BOOST_TEST_MESSAGE(b.name() << ": " << problem << ": unsupported: " << can.reason());
     BOOST_TEST(can.reason().find(expect.declines_naming) != std::string::npos, can.reason());
@@ -62,14 +62,15 @@ Operands2 random_operands(const Problem& p, uint64_t seed, double int_range) {
 }
 
 Tensor result_of(Backend& b, const Problem& p, const Operands2& in) {
-  const Geometry g = geometry(p);
+  const CheckedProblem checked(p);
+  const Geometry& g = checked.geometry();
   const OpIO io = op_io(p.op);
   const ConstTensorView va = view(in.a), vb = view(in.b);
   Operands ops;
   ops.set(io.a, &va);
   ops.set(io.b, &vb);
   Tensor r(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-  b.run(p, g, ops, view(r));
+  b.run(checked, ops, view(r));
   return r;
 }
 
@@ -79,9 +80,10 @@ std::vector<unsigned char> bytes(const Tensor& t) {
 }
 
 void expect_empty_operand_gives_zeros(Backend& b, const std::string& problem) {
-  const Problem p = parse_problem(problem);
-  const Geometry g = geometry(p);
-  BOOST_TEST_REQUIRE(b.can_implement(p).ok(), b.name() << ": " << problem);
+  const CheckedProblem checked(parse_problem(problem));
+  const Problem& p = checked.problem();
+  const Geometry& g = checked.geometry();
+  BOOST_TEST_REQUIRE(b.can_implement(checked).ok(), b.name() << ": " << problem);
   const OpIO io = op_io(p.op);
   const Operands2 in{Tensor(p.dtype, storage_shape(p, g, io.a), storage_layout(p, io.a)),
                      Tensor(p.dtype, storage_shape(p, g, io.b), storage_layout(p, io.b))};
@@ -92,7 +94,7 @@ void expect_empty_operand_gives_zeros(Backend& b, const std::string& problem) {
   Tensor result(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
   BOOST_TEST_REQUIRE(result.size() > 0);
   for (int64_t i = 0; i < result.size(); ++i) result.set(i, NAN);
-  b.run(p, g, ops, view(result));
+  b.run(checked, ops, view(result));
   int64_t nonzero = 0;
   for (int64_t i = 0; i < result.size(); ++i) nonzero += result.get(i) != 0.0;
   BOOST_TEST(nonzero == 0, b.name() << ": " << problem << ": " << nonzero << " elements not 0");

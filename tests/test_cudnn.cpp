@@ -62,7 +62,7 @@ BOOST_AUTO_TEST_SUITE(cudnn_backend, *utf::precondition(available))
 BOOST_AUTO_TEST_CASE(contract_and_note) {
   const Problem p =
       parse_problem("conv2d_backprop_filter:input=2x8x8x8,filter=3x3x8x8,stride=2x2,padding=SAME");
-  const NumericContract k = cudnn().contract(p);
+  const NumericContract k = cudnn().contract(CheckedProblem(p));
   BOOST_TEST(k.name == "f32-fma");
   BOOST_TEST(k.u_acc == std::ldexp(1.0, -24));
   BOOST_TEST(k.u_out == 0.0);
@@ -117,7 +117,7 @@ BOOST_AUTO_TEST_CASE(int32_is_unsupported_with_a_reason) {
         "conv2d_backprop_input:input=1x5x5x2,filter=3x3x2x2,stride=2x2,dtype=i32",
         "conv2d_transpose:input=1x5x5x2,filter=3x3x2x2,padding=SAME,dtype=i32"}) {
     BOOST_TEST_CONTEXT(text) {
-      const Status s = cudnn().can_implement(parse_problem(text));
+      const Status s = cudnn().can_implement(CheckedProblem(parse_problem(text)));
       BOOST_TEST(!s.ok());
       BOOST_TEST(!s.reason().empty());
       // The int32 reason, or (built without cuDNN) why the backend is missing altogether.

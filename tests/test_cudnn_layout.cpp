@@ -80,19 +80,21 @@ class ModelBackend final : public Backend {
  public:
   explicit ModelBackend(Format f) : format_(f) {}
   std::string name() const override { return std::string("cudnn-model-") + format_name(format_); }
-  Status can_implement(const Problem& p) const override {
-    if (p.dtype == DType::i32) return Status::Error("model: no int32");
+  Status can_implement(const CheckedProblem& p) const override {
+    if (p.problem().dtype == DType::i32) return Status::Error("model: no int32");
     return Status::Ok();
   }
-  NumericContract contract(const Problem& p) const override {
+  NumericContract contract(const CheckedProblem& checked) const override {
+    const Problem& p = checked.problem();
     NumericContract c;  // sums in double, one rounding into the dtype
     c.name = "model";
     c.u_acc = std::ldexp(1.0, -53);
     c.u_out = p.dtype == DType::f64 ? 0 : std::ldexp(1.0, -float_format(p.dtype).precision);
     return c;
   }
-  void compute(const Problem& p, const Geometry& g, const Operands& in,
-               TensorView result) override {
+  void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
     const int64_t count = element_count(result.shape);
     auto load = [](const ConstTensorView* v) {
       Buffer b(static_cast<std::size_t>(v ? element_count(v->shape) : 0));

@@ -71,7 +71,8 @@ BOOST_AUTO_TEST_CASE(availability_is_the_device_status_with_a_reason) {
     }
   }
   // can_implement declines with the same reason where there is no device.
-  const Status can = backend("gpu").can_implement(parse_problem(backend_cases::kPaths[0].problem));
+  const Status can =
+      backend("gpu").can_implement(CheckedProblem(parse_problem(backend_cases::kPaths[0].problem)));
   BOOST_TEST(can.ok() == device.ok());
   if (!device.ok()) BOOST_TEST(can.reason() == device.reason());
 }
@@ -139,8 +140,8 @@ BOOST_AUTO_TEST_CASE(tiled_layers_pass) {
 
 // A problem whose buffers exceed the device's memory is declined with the reason, not crashed.
 BOOST_AUTO_TEST_CASE(oversized_problem_is_declined_with_a_reason) {
-  const Status s =
-      backend("gpu").can_implement(parse_problem("conv2d:input=64x1024x1024x256,filter=1x1x256x1"));
+  const Status s = backend("gpu").can_implement(
+      CheckedProblem(parse_problem("conv2d:input=64x1024x1024x256,filter=1x1x256x1")));
   BOOST_TEST(!s.ok());
   BOOST_TEST(s.reason().find("device memory") != std::string::npos, s.reason());
 }

@@ -215,7 +215,8 @@ BOOST_AUTO_TEST_CASE(tf32_mode) {
   }
   // f16 / bf16 / f64 / i32 have no TF32 rounding: the tf32 mode runs them exactly as FMA.
   const NumericContract k =
-      emulated(Mode::tf32).contract(parse_problem("conv2d:input=1x3x3x1,filter=1x1x1x1,dtype=f16"));
+      emulated(Mode::tf32)
+          .contract(CheckedProblem(parse_problem("conv2d:input=1x3x3x1,filter=1x1x1x1,dtype=f16")));
   BOOST_TEST(k.name == "f16-storage-f32-acc");
 }
 
@@ -338,7 +339,7 @@ BOOST_AUTO_TEST_CASE(filter_chunking) {
 
 BOOST_AUTO_TEST_CASE(declared_contracts) {
   auto contract = [](const std::string& text, Mode mode = Mode::fma) {
-    return emulated(mode).contract(parse_problem(text));
+    return emulated(mode).contract(CheckedProblem(parse_problem(text)));
   };
   const std::string conv = "conv2d:input=1x3x3x1,filter=1x1x1x1,dtype=";
   const NumericContract f32 = contract(conv + "f32"), f64 = contract(conv + "f64"),

@@ -108,14 +108,15 @@ struct Run {
 };
 
 Run run_guarded(Backend& backend, const Problem& p, const Operand2& in) {
-  const Geometry g = geometry(p);
+  const CheckedProblem checked(p);
+  const Geometry& g = checked.geometry();
   const OpIO io = op_io(p.op);
   const Shape shape = storage_shape(p, g, io.result_like);
   const int64_t n = element_count(shape);
   const std::size_t es = dtype_size(p.dtype);
   std::vector<unsigned char> buffer(static_cast<std::size_t>(n + kGuardElements) * es, kPoison);
   const ConstTensorView a = view(in.a), b = view(in.b);
-  backend.run(p, g, operands_of(p, a, b),
+  backend.run(checked, operands_of(p, a, b),
               {buffer.data(), p.dtype, shape, storage_layout(p, io.result_like)});
   Run r;
   r.result = Tensor(p.dtype, shape, storage_layout(p, io.result_like));
@@ -174,7 +175,9 @@ BOOST_AUTO_TEST_CASE(family_makes_every_mutant_and_rejects_unknown_names) {
     const std::unique_ptr<Backend> b = registry.make("mutant:" + n);
     BOOST_TEST(b->name() == "mutant:" + n);
     BOOST_TEST(b->available().ok());
-    BOOST_TEST(b->can_implement(parse_problem("conv2d:input=1x3x3x1,filter=2x2x1x1")).ok());
+    BOOST_TEST(
+        b->can_implement(CheckedProblem(parse_problem("conv2d:input=1x3x3x1,filter=2x2x1x1")))
+            .ok());
   }
   for (const char* bad : {"mutant:nope", "mutant:none"}) {
     BOOST_CHECK_EXCEPTION(registry.make(bad), InvalidArgument, [&](const InvalidArgument& e) {
@@ -191,7 +194,7 @@ BOOST_AUTO_TEST_CASE(contracts_claim_exact_except_nondeterministic) {
     Problem p = parse_problem("conv2d:input=1x3x3x1,filter=2x2x1x1");
     p.dtype = t;
     for (Bug bug : mutants::kAllBugs) {
-      const NumericContract c = mutants::make_mutant(bug)->contract(p);
+      const NumericContract c = mutants::make_mutant(bug)->contract(CheckedProblem(p));
       BOOST_TEST_CONTEXT(mutants::bug_name(bug) << " " << dtype_name(t)) {
         BOOST_TEST(c.deterministic);  // nondeterministic's lie, for the rerun check to catch
         const double u_out = t == DType::i32 ? 0.0 : std::ldexp(1.0, -float_format(t).precision);
@@ -503,7 +506,7 @@ BOOST_AUTO_TEST_CASE(nondeterministic_stays_within_its_declared_bound) {
     const Operand2 in = make_operands(p, Fill::real, 99);
     const ConstTensorView a = view(in.a), b = view(in.b);
     const ReferenceResult ref = reference_compute(p, operands_of(p, a, b));
-    const NumericContract c = mutant->contract(p);
+    const NumericContract c = mutant->contract(CheckedProblem(p));
     for (int rep = 0; rep < 3; ++rep) {
       const Run r = run_guarded(*mutant, p, in);
       double worst = 0;

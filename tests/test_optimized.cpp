@@ -121,8 +121,8 @@ BOOST_AUTO_TEST_CASE(half_conversions_match_core) {
 
 BOOST_AUTO_TEST_CASE(declared_contracts) {
   auto contract = [](const char* dtype) {
-    return optimized().contract(
-        parse_problem(std::string("conv2d:input=1x3x3x1,filter=1x1x1x1,dtype=") + dtype));
+    return optimized().contract(CheckedProblem(
+        parse_problem(std::string("conv2d:input=1x3x3x1,filter=1x1x1x1,dtype=") + dtype)));
   };
   const NumericContract f32 = contract("f32"), f64 = contract("f64"), f16 = contract("f16"),
                         bf16 = contract("bf16"), i32 = contract("i32");

@@ -44,13 +44,13 @@ class Twisted : public Backend {
         contract_(contract) {}
   std::string name() const override { return name_; }
   Status available() const override { return available_; }
-  Status can_implement(const Problem&) const override { return Status::Ok(); }
-  NumericContract contract(const Problem& p) const override {
+  Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
+  NumericContract contract(const CheckedProblem& p) const override {
     return contract_.name.empty() ? ref_->contract(p) : contract_;
   }
-  void compute(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
-    ref_->run(p, g, in, out);
-    twist_(p, out);
+  void compute(const CheckedProblem& p, const Operands& in, TensorView out) override {
+    ref_->run(p, in, out);
+    twist_(p.problem(), out);
   }
   Status available_ = Status::Ok();
 
@@ -200,8 +200,8 @@ BOOST_AUTO_TEST_CASE(out_of_bounds_unwritten_modified_crashed) {
   class Scribbler : public Twisted {
    public:
     Scribbler() : Twisted("scribble", [](const Problem&, TensorView&) {}) {}
-    void compute(const Problem& p, const Geometry& g, const Operands& in, TensorView out) override {
-      Twisted::compute(p, g, in, out);
+    void compute(const CheckedProblem& p, const Operands& in, TensorView out) override {
+      Twisted::compute(p, in, out);
       const ConstTensorView* f = in.filter;
       const_cast<float*>(static_cast<const float*>(f->data))[0] += 1;
     }
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(capability_answers_decide_by_kind_not_wording) {
    public:
     explicit Answering(std::function<Status()> answer)
         : Twisted("answering", [](const Problem&, TensorView&) {}), answer_(std::move(answer)) {}
-    Status can_implement(const Problem&) const override { return answer_(); }
+    Status can_implement(const CheckedProblem&) const override { return answer_(); }
 
    private:
     std::function<Status()> answer_;

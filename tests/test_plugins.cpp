@@ -115,8 +115,8 @@ BOOST_AUTO_TEST_CASE(segfault_is_crashed_with_the_signal_and_the_host_restarts) 
     BOOST_TEST(r.records[1].verdict == Verdict::pass, r.records[1].reason);  // the harness goes on
   }
   // Capability queries still work after the crash (a fresh host answers them).
-  BOOST_TEST(b->can_implement(parse_problem("conv2d:input=1x3x3x1,filter=1x1x1x1")).reason() ==
-             "the minimal plugin implements conv2d_backprop_input only");
+  BOOST_TEST(b->can_implement(CheckedProblem(parse_problem("conv2d:input=1x3x3x1,filter=1x1x1x1")))
+                 .reason() == "the minimal plugin implements conv2d_backprop_input only");
 }
 
 BOOST_AUTO_TEST_CASE(hang_is_timeout_within_the_plugin_timeout) {
@@ -229,7 +229,7 @@ BOOST_AUTO_TEST_CASE(abi_round_trips_problems_and_contracts) {
     const Problem p = parse_problem(d);
     const std::string text = to_string(p);
     const convcheck_problem a = plugin_abi::to_abi(p, geometry(p), text);
-    BOOST_TEST(to_string(plugin_abi::from_abi(a)) == text);
+    BOOST_TEST(to_string(plugin_abi::from_abi(a).problem()) == text);
   }
   NumericContract k;
   k.name = "blocked";

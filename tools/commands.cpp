@@ -267,8 +267,9 @@ int cmd_compute(const Args& args) {
                                                          "out_backprop .npy")(
       "output", po::value<std::string>(), "result .npy to write");
   po::variables_map vm = parse(args, desc, "problem");
-  const Problem p = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
-  const Geometry g = geometry(p);
+  const CheckedProblem checked(parse_problem(require(vm, "problem", "PROBLEM (a descriptor)")));
+  const Problem& p = checked.problem();
+  const Geometry& g = checked.geometry();
   require_memory(p, g, MemoryUse::compute);  // before anything is read or allocated
   const std::string backend_name = require(vm, "backend", "--backend");
   const std::string output = require(vm, "output", "--output FILE");
@@ -293,7 +294,7 @@ int cmd_compute(const Args& args) {
               << "\n";
     return kUnavailable;
   }
-  if (Status s = backend->can_implement(p); !s.ok()) {
+  if (Status s = backend->can_implement(checked); !s.ok()) {
     std::cerr << "convcheck: backend '" << backend_name << "' cannot implement " << to_string(p)
               << ": " << s.reason() << "\n";
     return kUnavailable;
@@ -302,7 +303,7 @@ int cmd_compute(const Args& args) {
   OperandFiles in;
   for (Role r : {io.a, io.b}) in.read(vm[role_option(r)].as<std::string>(), p, g, r);
   Tensor result(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-  backend->run(p, g, in.ops, view(result));
+  backend->run(checked, in.ops, view(result));
   write_npy(output, result);
   std::cout << "wrote " << output << ": " << result_name(p.op) << " "
             << shape_string(result.shape()) << " " << dtype_name(p.dtype) << " "
