@@ -6,7 +6,8 @@
 # of each fuzz target (scripts/fuzz-ci.sh). Skip those two with CONVCHECK_QUICK=1.
 # Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli,
 # fuzz, isa: the CPU-model matrix under qemu-user and the GPU architectures in the fatbinary).
-# The `large` label (suites/large.txt: 2^24 elements, 2^31 bytes) is left out: `ctest -L large`.
+# The `large` label (suites/large.txt: 2^24 elements, 2^31 bytes) is left out:
+# `CONVCHECK_LARGE=1 ctest --test-dir build -L large`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
