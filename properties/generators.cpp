@@ -45,7 +45,7 @@
 //                elements (H 128..256, W what crosses it plus 0..31): the oracle's cost is per
 //                element here, a hundred-odd ms a case.
 //                2^24 and 2^31-byte problems are in the large suite: too slow for the
-//                exact reference in every fuzz campaign, and above fuzz's 64 MiB memory floor.
+//                exact reference in every fuzz campaign, and above fuzz's 512 MiB memory floor.
 #include "properties/generators.h"
 
 #include <algorithm>
