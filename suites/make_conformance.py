@@ -348,9 +348,9 @@ def main():
     print(f"# {len(problems)} problems, "
           f"{sum(1 if ' --fill ' in l else 2 for l in problems)} cases.")
     print("# Measured: `time build/convcheck run --suite conformance` with reference, optimized and onednn")
-    print("# took 1m19s wall (51 s of CPU) on the 2-core AMD EPYC VM of the README, 2026-11-24, with")
-    print("# other builds sharing it (before the tail and 2^16 lines: 1m46s, 70 s of CPU, same hour);")
-    print("# 4 pairs fail, all onednn bf16 (see suites/regressions.txt).")
+    print("# took 1m54s wall (86 s of CPU) for 1191 cases on the 2-core AMD EPYC VM of the README,")
+    print("# 2026-11-24, with other jobs keeping its load at 4-5; 4 pairs fail, all onednn bf16 (see")
+    print("# suites/regressions.txt).")
     for l in lines:
         print(l)
 
