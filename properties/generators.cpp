@@ -26,6 +26,26 @@
 // conv2d, which TF refuses); a degenerate spatial size 3% per dimension. Sizes: N <= 3,
 // H, W <= 14 (more only when the filter extent needs it), C, O <= 8 (depthwise O <= 18), taps
 // 1..5 — one oracle case runs in milliseconds.
+//
+// Tiers (the outermost pick; a tier shrinks to the ones before it, so a failure that the small tier
+// also shows ends there):
+//   small  (80%) the problems above: the bulk, fast, shrinking well.
+//   medium (17%) problems that span the blocks real kernels use: C, O (per group) and depthwise C
+//                are 16 * blocks + tail, blocks 0..4 and tail 1..16, so every residue mod 8 and 16
+//                from 1 to 80 (C·M up to 240); N up to 12, taps up to 7x7 with the same stride,
+//                dilation and padding mix. Blocks shrink first and keep the tail, then the tail
+//                shrinks: a tail bug ends at its smallest failing tail (C = 17, say), not at C = 1.
+//                Costs are budgeted: the forward op's terms <= kMediumTerms (120,000; taps, then
+//                output sizes, are capped by what the channels and N leave, so many channels come
+//                with few taps and small sizes) and the input <= 2^16 elements. A third of them
+//                are "spatial": fewer channels, sizes up to 64 outputs a side (inputs to ~250 with
+//                strides), beyond typical tiles of 32.
+//   big     (3%) cheap big-index problems: C and O 1 (75%) or 2, depthwise M = 1, 1x1 filters
+//                (80%; else 2 or 3 taps a side), N = 1, and an input tensor of more than 2^16
+//                elements (H 128..256, W what crosses it plus 0..31): the oracle's cost is per
+//                element here, a hundred-odd ms a case.
+//                2^24 and 2^31-byte problems are in the large suite: too slow for the
+//                exact reference in every fuzz campaign, and above fuzz's 512 MiB memory floor.
 #include "properties/generators.h"
 
 #include <algorithm>
@@ -50,6 +70,17 @@ using I = int64_t;
 constexpr int kZeroOutputChannelsPercent = 2;
 // A spatial dimension with output size 0 (or an empty input that padding still covers).
 constexpr int kDegenerateSizePercent = 3;
+// The tiers' shares of all draws (the small tier has the rest).
+constexpr int kMediumTierPercent = 17;
+constexpr int kBigTierPercent = 3;
+// Medium tier: the forward op's terms (N * OH * OW * O * KH * KW * Cf) and the input's elements.
+// One medium case costs the oracle ~0.2 us a term and ~1 us an element (the exact reference, the
+// relations' re-runs, fills and bounds), a few dozen ms at these budgets; shrinking a medium
+// failure runs a few dozen of them.
+constexpr I kMediumTerms = 120000;
+constexpr I kMediumInputElements = I{1} << 16;
+// Big tier: the input tensor crosses this many elements.
+constexpr I kBigElements = I{1} << 16;
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks.
@@ -229,6 +260,151 @@ Gen<I> spatial(I K, I d, I s, PaddingKind kind, I before, I after) {
     return rc::gen::map(sized(0, span), [base](I offset) { return base + offset; });
   });
 }
+
+Problem assemble(const Params& q, I H, I W);
+
+/// The smallest input size with output >= 1 (see the file comment).
+I base_size(I K, I d, PaddingKind kind, I before, I after) {
+  if (kind == PaddingKind::SAME) return 1;
+  return std::max<I>(1, (K - 1) * d + 1 - before - after);
+}
+
+/// An input size of at least `base` and at most max(base, hi), shrinking towards base.
+Gen<I> size_up_to(I base, I hi) {
+  return rc::gen::map(full(0, std::max<I>(1, hi - base + 1)), [base](I off) { return base + off; });
+}
+
+// --- the medium tier -------------------------------------------------------------------------
+
+/// 16 * blocks + tail, tail in 1..16: every residue mod 8 and 16 from 1 to 16 * max_blocks + 16.
+/// Blocks shrink first, keeping the tail; then the tail shrinks.
+Gen<I> blocked(I max_blocks) {
+  return rc::gen::apply([](I blocks, I tail) { return 16 * blocks + tail; },
+                        full(0, max_blocks + 1), full(1, 17));
+}
+
+Gen<Channels> medium_channels(Op op, bool spatial_focus) {
+  const I blocks = spatial_focus ? 1 : 4;
+  if (is_depthwise(op)) {
+    return rc::gen::apply(
+        [](I C, I M) {
+          return Channels{C, C, M};
+        },
+        blocked(blocks), sometimes(50, full(2, 5), 1));
+  }
+  return rc::gen::mapcat(pick<I>({{85, 1}, {15, 2}}), [blocks, spatial_focus](I G) {
+    const I per_group = G == 1 ? blocks : std::min<I>(blocks, 2);
+    return rc::gen::apply(
+        [G](I Cf, I k) {
+          return Channels{G * Cf, Cf, G * k};
+        },
+        blocked(per_group), spatial_focus ? full(1, 5) : blocked(per_group));
+  });
+}
+
+/// The forward op's terms per output pixel, without the taps: N * O * Cf (depthwise Cf = 1).
+I terms_per_tap(Op op, const Channels& ch, I N) {
+  const I O = is_depthwise(op) ? ch.C * ch.f_out : ch.f_out;
+  const I Cf = is_depthwise(op) ? 1 : ch.f_in;
+  return std::max<I>(1, N * O * Cf);
+}
+
+/// Medium problems: channels, N, then taps within the terms budget, then the rest; the sizes
+/// (in medium_problem) take what the budget leaves.
+Gen<Params> medium_params(Op op) {
+  return rc::gen::mapcat(chance(35), [op](bool spatial_focus) {
+    return rc::gen::mapcat(
+        rc::gen::apply([](Channels ch, I N) { return std::make_pair(ch, N); },
+                       medium_channels(op, spatial_focus),
+                       spatial_focus ? full(1, 4) : sometimes(60, full(2, 13), 1)),
+        [op](std::pair<Channels, I> chn) {
+          const Channels ch = chn.first;
+          const I N = chn.second;
+          const I per_tap = terms_per_tap(op, ch, N);
+          const I kh_cap = std::clamp<I>(kMediumTerms / per_tap, 1, 7);
+          return rc::gen::mapcat(full(1, kh_cap + 1), [op, ch, N, per_tap](I KH) {
+            const I kw_cap = std::clamp<I>(kMediumTerms / (per_tap * KH), 1, 7);
+            return rc::gen::apply(
+                [op, ch, N, KH](DType dtype, Format format, I KW, std::pair<I, I> dilation,
+                                std::pair<I, I> stride, Padding padding) {
+                  return Params{op, dtype, format, ch, KH, KW, dilation, stride, padding, N};
+                },
+                dtype_for(op), pick<Format>({{65, Format::NHWC}, {35, Format::NCHW}}),
+                full(1, kw_cap + 1), dilations(), strides(), paddings());
+          });
+        });
+  });
+}
+
+/// The problem, with SAME padding where explicit pads larger than the estimate allowed for
+/// would take the forward op past twice kMediumTerms (SAME is valid for every input size).
+Problem within_budget(const Params& q, I H, I W) {
+  Problem p = assemble(q, H, W);
+  const Geometry g = geometry(p);
+  if (g.N * g.OH * g.OW * g.O * g.KH * g.KW * g.Cf > 2 * kMediumTerms)
+    p.padding = Padding{PaddingKind::SAME, 0, 0, 0, 0};
+  return p;
+}
+
+/// Output sizes within the terms budget (at most 64 a side) and an input within
+/// kMediumInputElements; H first, W from what H leaves. Output size ~ offset / stride + 1.
+Gen<Problem> medium_problem(Op op) {
+  return rc::gen::mapcat(medium_params(op), [](const Params& q) {
+    const I per_pixel = terms_per_tap(q.op, q.ch, q.N) * q.KH * q.KW;
+    const I pixels = std::max<I>(1, kMediumTerms / per_pixel);
+    const I pixels_in = std::max<I>(1, kMediumInputElements / std::max<I>(1, q.N * q.ch.C));
+    const I bh = base_size(q.KH, q.dilation.first, q.padding.kind, q.padding.top, q.padding.bottom);
+    const I bw =
+        base_size(q.KW, q.dilation.second, q.padding.kind, q.padding.left, q.padding.right);
+    const I sh = q.stride.first, sw = q.stride.second;
+    const I h_hi = std::min(bh + sh * (std::min<I>(64, pixels) - 1), pixels_in / bw);
+    return rc::gen::mapcat(size_up_to(bh, h_hi), [q, pixels, pixels_in, bw, bh, sh, sw](I H) {
+      const I oh = (H - bh) / sh + 1;
+      const I w_cap = std::clamp<I>(pixels / oh, 1, 64);
+      const I w_hi = std::min(bw + sw * (w_cap - 1), pixels_in / H);
+      return rc::gen::map(size_up_to(bw, w_hi), [q, H](I W) { return within_budget(q, H, W); });
+    });
+  });
+}
+
+// --- the big tier ----------------------------------------------------------------------------
+
+Gen<Params> big_params(Op op) {
+  const Gen<Channels> channels =
+      is_depthwise(op) ? rc::gen::apply(
+                             [](I C, I M) {
+                               return Channels{C, C, M};
+                             },
+                             pick<I>({{75, 1}, {25, 2}}), rc::gen::just<I>(1))
+                       : rc::gen::apply(
+                             [](I Cf, I k) {
+                               return Channels{Cf, Cf, k};
+                             },
+                             pick<I>({{75, 1}, {25, 2}}), pick<I>({{75, 1}, {25, 2}}));
+  const Gen<I> taps = pick<I>({{80, 1}, {10, 2}, {10, 3}});
+  return rc::gen::apply(
+      [op](DType dtype, Format format, Channels ch, I KH, I KW, std::pair<I, I> dilation,
+           std::pair<I, I> stride, Padding padding,
+           I N) { return Params{op, dtype, format, ch, KH, KW, dilation, stride, padding, N}; },
+      dtype_for(op), pick<Format>({{65, Format::NHWC}, {35, Format::NCHW}}), channels, taps, taps,
+      dilations(), strides(), paddings(), rc::gen::just<I>(1));
+}
+
+/// H in 128..256, W the smallest that takes the input past kBigElements, plus 0..31.
+Gen<Problem> big_problem(Op op) {
+  return rc::gen::mapcat(big_params(op), [](const Params& q) {
+    const I bh = base_size(q.KH, q.dilation.first, q.padding.kind, q.padding.top, q.padding.bottom);
+    const I bw =
+        base_size(q.KW, q.dilation.second, q.padding.kind, q.padding.left, q.padding.right);
+    const I h0 = std::max<I>(128, bh);
+    return rc::gen::mapcat(size_up_to(h0, h0 + 128), [q, bw](I H) {
+      const I w0 = std::max<I>(bw, kBigElements / (q.N * H * q.ch.C) + 1);
+      return rc::gen::map(size_up_to(w0, w0 + 31), [q, H](I W) { return assemble(q, H, W); });
+    });
+  });
+}
+
+enum class Tier { small, medium, big };
 
 Problem assemble(const Params& q, I H, I W) {
   Problem p;
@@ -686,7 +862,9 @@ InvalidProblem make_invalid(const Rule& rule, const Problem& p, uint64_t seed) {
 
 // ---------------------------------------------------------------------------------------------
 
-rc::Gen<Problem> valid_problem(Op op) {
+namespace {
+
+rc::Gen<Problem> small_problem(Op op) {
   return rc::gen::mapcat(params(op), [](const Params& q) {
     return rc::gen::apply([q](I H, I W) { return assemble(q, H, W); },
                           spatial(q.KH, q.dilation.first, q.stride.first, q.padding.kind,
@@ -694,6 +872,19 @@ rc::Gen<Problem> valid_problem(Op op) {
                           spatial(q.KW, q.dilation.second, q.stride.second, q.padding.kind,
                                   q.padding.left, q.padding.right));
   });
+}
+
+}  // namespace
+
+rc::Gen<Problem> valid_problem(Op op) {
+  return rc::gen::mapcat(pick<Tier>({{100 - kMediumTierPercent - kBigTierPercent, Tier::small},
+                                     {kMediumTierPercent, Tier::medium},
+                                     {kBigTierPercent, Tier::big}}),
+                         [op](Tier tier) {
+                           return tier == Tier::small    ? small_problem(op)
+                                  : tier == Tier::medium ? medium_problem(op)
+                                                         : big_problem(op);
+                         });
 }
 
 rc::Gen<Problem> valid_problem() {

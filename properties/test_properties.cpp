@@ -188,6 +188,54 @@ BOOST_AUTO_TEST_CASE(generators_build_valid_problems_with_the_intended_mix) {
   BOOST_TEST(count["input size 0"] > 0);
 }
 
+// Issue 15's tiers: the medium tier reaches block tails (every residue mod 16 up to 80 channels, N
+// past 8, sizes past 32) and the big tier inputs past 2^16 elements; a failure that needs a full
+// block and a tail shrinks to the smallest such C (17), not to C = 1.
+BOOST_AUTO_TEST_CASE(generators_reach_block_tails_and_big_indices_and_shrink_to_the_tail) {
+  const rc::Gen<Problem> problems = gen::valid_problem();
+  rc::Random random(15);
+  std::map<int64_t, int> residues;  // C mod 16 over C > 16
+  int64_t max_c = 0, max_n = 0, max_hw = 0, past_2e16 = 0;
+  const int n = 4000;
+  auto tail_failure = [](const Problem& p) { return p.input[3] > 16 && p.input[3] % 16 != 0; };
+  int shrunk = 0;
+  for (int i = 0; i < n; ++i) {
+    const rc::Shrinkable<Problem> root = problems(random.split(), i % 101);
+    const Problem p = root.value();
+    const int64_t C = p.input[3];
+    if (C > 16) residues[C % 16] += 1;
+    max_c = std::max(max_c, C);
+    max_n = std::max(max_n, p.input[0]);
+    max_hw = std::max({max_hw, p.input[1], p.input[2]});
+    past_2e16 += p.input[0] * p.input[1] * p.input[2] * C > (int64_t{1} << 16);
+    if (shrunk < 20 && tail_failure(p)) {  // greedy shrinking, as RapidCheck does
+      rc::Shrinkable<Problem> at = root;
+      for (bool progress = true; progress;) {
+        progress = false;
+        rc::Seq<rc::Shrinkable<Problem>> shrinks = at.shrinks();
+        while (auto s = shrinks.next()) {
+          if (tail_failure(s->value())) {
+            at = *s;
+            progress = true;
+            break;
+          }
+        }
+      }
+      BOOST_TEST(at.value().input[3] == 17, to_string(p) << " shrank to " << to_string(at.value()));
+      ++shrunk;
+    }
+  }
+  std::cout << "tiers over " << n << " problems: max C " << max_c << ", max N " << max_n
+            << ", max H/W " << max_hw << ", inputs past 2^16 elements " << past_2e16
+            << ", residues mod 16 of C > 16 seen " << residues.size() << "\n";
+  BOOST_TEST(max_c >= 80);
+  BOOST_TEST(max_n >= 9);
+  BOOST_TEST(max_hw > 32);
+  BOOST_TEST(residues.size() == 16u);
+  BOOST_TEST(past_2e16 > n / 100);
+  BOOST_TEST(shrunk == 20);
+}
+
 BOOST_AUTO_TEST_CASE(generators_shrink_to_valid_plain_problems) {
   // Every immediate shrink of a generated problem is valid, and so is every problem on a random
   // walk down the shrink tree; always taking the first shrink ends at the plainest problem.

@@ -141,14 +141,27 @@ void element_exact_only(const Law& law, int64_t e, DType t, Outputs& out, ExactA
 
 }  // namespace detail
 
-/// Evaluates every element of `law` (OpenMP over elements; each element's arithmetic is fixed, so
-/// results do not depend on the thread count).
+/// Below this many multiply-add terms (the forward op's, padding taps included) a problem is
+/// evaluated on one thread: the parallel region costs more than it saves there, and far more when
+/// the machine is oversubscribed (ctest -j, other jobs), where each barrier can wait a scheduler
+/// time slice for a descheduled thread.
+inline constexpr double kParallelTerms = 65536;
+
+/// Evaluates every element of `law` (OpenMP over elements when the problem has kParallelTerms
+/// terms or more; each element's arithmetic is fixed, so results do not depend on the thread
+/// count).
 template <class Law>
 void evaluate(const Law& law, DType t, const Canonical& c, Mode mode, Outputs& out) {
   const int64_t count = law.count();
+  const Geometry& g = law.g;
+  const bool parallel = static_cast<double>(g.N) * static_cast<double>(g.OH) *
+                            static_cast<double>(g.OW) * static_cast<double>(g.O) *
+                            static_cast<double>(g.KH) * static_cast<double>(g.KW) *
+                            static_cast<double>(g.Cf) >=
+                        kParallelTerms;
   out.value.assign(count, 0.0);
   if (mode == Mode::naive) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t e = 0; e < count; ++e) {
       double acc = 0;
       law.terms(e, [&](double x, double y) { acc += x * y; });
@@ -162,7 +175,7 @@ void evaluate(const Law& law, DType t, const Canonical& c, Mode mode, Outputs& o
   out.terms.assign(count, 0);
   int64_t fallbacks = 0;
   const bool fast = c.fast_ok || t == DType::i32;
-#pragma omp parallel reduction(+ : fallbacks)
+#pragma omp parallel reduction(+ : fallbacks) if (parallel)
   {
     ExactAccumulator acc;
 #pragma omp for schedule(dynamic, 64)

@@ -12,7 +12,11 @@ Per op, in this order:
            groups > 1 (conv2d family), multiplier > 1 (depthwise), empty tensors
   mixed    rectangular filters, asymmetric strides and dilations, 1x1 filters, filter as large as
            the input, larger channel counts, mixed with every dtype and format
-Shapes stay small (N <= 3, H, W <= 14, channels <= 24) so the suite runs in minutes.
+  layers   4-5 layer-sized problems
+  tails    block tails (issue 15): C and K each of 7, 9, 12, 17, 33, 65 once, N of 5, 7, 9, both
+           formats, f32 (one f64); 6 problems, forward terms <= 1.5M
+  big      one problem whose input crosses 2^16 elements
+Shapes otherwise stay small (N <= 3, H, W <= 14, channels <= 24) so the suite runs in minutes.
 """
 import random
 
@@ -219,6 +223,63 @@ def layers(op):
     return out
 
 
+TAIL_CHANNELS = [7, 9, 12, 17, 33, 65]
+TAIL_BATCHES = [5, 7, 9]
+TAIL_TERMS = 1_500_000  # the forward op's terms at most, per tail problem
+trng = random.Random(15)  # its own stream: the lines before the tails stay as they were
+
+
+def terms(p):
+    rows = out_size(p.h, p.kh, p.dh, p.sh, "SAME" if p.pad == "SAME" else (0, 0))[0]
+    cols = out_size(p.w, p.kw, p.dw, p.sw, "SAME" if p.pad == "SAME" else (0, 0))[0]
+    per_out = p.kh * p.kw * (1 if depthwise(p.op) else p.cf_or_c)
+    outs = p.c * p.k_or_m if depthwise(p.op) else p.k_or_m
+    return p.n * rows * cols * outs * per_out
+
+
+def tails(op):
+    """Block tails (issue 15): each of C and K in TAIL_CHANNELS once per op, N from TAIL_BATCHES,
+    both formats; f32 but one f64 line. A sampled pairing, not the cross product: 6 lines per op.
+    Spatial sizes and taps shrink until the forward op has at most TAIL_TERMS terms."""
+    cs, ks = TAIL_CHANNELS[:], TAIL_CHANNELS[:]
+    trng.shuffle(cs)
+    trng.shuffle(ks)
+    out = []
+    for i, (c, k) in enumerate(zip(cs, ks)):
+        n = TAIL_BATCHES[i % 3]
+        fmt = ["NHWC", "NCHW"][i % 2]
+        dtype = "f64" if i == 5 else "f32"
+        pad = ["SAME", "VALID", "SAME"][i % 3]
+        sh = sw = trng.choice([1, 1, 2])
+        kh = kw = trng.choice([1, 3, 3])
+        h, w = trng.randint(5, 9), trng.randint(5, 9)
+        m = trng.choice([1, 2]) if depthwise(op) else None
+        while True:
+            if depthwise(op):
+                p = P(op, n, h, w, c, kh, kw, c, m, sh, sw, pad=pad, fmt=fmt, dtype=dtype)
+            else:
+                p = P(op, n, h, w, c, kh, kw, c, k, sh, sw, pad=pad, fmt=fmt, dtype=dtype)
+            if terms(p) <= TAIL_TERMS or (h <= kh and w <= kw and kh == 1):
+                break
+            if kh > 1 and h <= 5:
+                kh = kw = 1
+            else:
+                h, w = max(kh, h - 1), max(kw, w - 1)
+        assert p.valid(), p.text()
+        out.append((p, f"tail.c{c}.k{k if not depthwise(op) else m}.n{n}"))
+    return out
+
+
+def big_index(op):
+    """One problem per op whose input tensor crosses 2^16 elements (issue 15): few channels."""
+    if depthwise(op):
+        p = P(op, 1, 130, 129, 4, 3, 3, 4, 1, pad="SAME", fmt="NCHW")
+    else:
+        p = P(op, 1, 130, 129, 4, 1, 1, 4, 2)
+    assert p.valid() and p.n * p.h * p.w * p.c > 1 << 16, p.text()
+    return [(p, "big_index.2e16")]
+
+
 def main():
     global rng
     seen = set()
@@ -256,6 +317,8 @@ def main():
         for p, tag in layers(op):
             assert p.valid(), p.text()
             emit(p, tag)
+        for p, tag in tails(op) + big_index(op):
+            emit(p, tag)
     # The other fills (issue 15): a few lines per op, from a generator of their own so that the
     # lines above stay as they were. special runs on VALID padding and dtypes other than bf16:
     # oneDNN multiplies padding zeros by non-finite values and its bf16 kernels take subnormals as
@@ -285,8 +348,8 @@ def main():
     print(f"# {len(problems)} problems, "
           f"{sum(1 if ' --fill ' in l else 2 for l in problems)} cases.")
     print("# Measured: `time build/convcheck run --suite conformance` with reference, optimized and onednn")
-    print("# took 1m14s and 2m21s wall in two runs (about 45 s of CPU) on the 2-core AMD EPYC VM of the")
-    print("# README, 2026-11-23, with other builds sharing it; 4 pairs fail, all onednn bf16 (see")
+    print("# took 1m54s wall (86 s of CPU) for 1191 cases on the 2-core AMD EPYC VM of the README,")
+    print("# 2026-11-24, with other jobs keeping its load at 4-5; 4 pairs fail, all onednn bf16 (see")
     print("# suites/regressions.txt).")
     for l in lines:
         print(l)

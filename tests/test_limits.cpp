@@ -284,9 +284,11 @@ BOOST_AUTO_TEST_CASE(fuzz_cases_stay_below_the_fuzz_memory_floor) {
 }
 
 // The shipped suites fit a small CI machine: every problem's footprint for its use (bench for the
-// perf suites, the oracle for the rest) is at most 4 GiB.
+// perf suites, the oracle for the rest) is at most 4 GiB. Not `large` (issue 15): it crosses 2^31
+// bytes on purpose, runs only when asked (CTest label `large`) and skips what --max-bytes refuses.
 BOOST_AUTO_TEST_CASE(shipped_suites_fit_a_small_machine) {
   for (const std::string& name : suite_names()) {
+    if (name == "large") continue;
     const Suite s = read_suite(name);
     const MemoryUse use = name.rfind("perf_", 0) == 0 ? MemoryUse::bench : MemoryUse::oracle;
     uint64_t largest = 0;

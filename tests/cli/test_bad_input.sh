@@ -60,7 +60,7 @@ expect 2 "--max-bytes '1.5G': unknown suffix '.5G'" -- check "$SMALL" --max-byte
 expect 2 "--max-bytes '99999999999999999999': does not fit in 64 bits" -- \
   check "$SMALL" --max-bytes 99999999999999999999
 expect 2 "--max-bytes needs a value" -- check "$SMALL" --max-bytes
-expect 2 "fuzz needs a memory limit of at least 64.0 MiB" -- fuzz --cases 1 --max-bytes 1M
+expect 2 "fuzz needs a memory limit of at least 512 MiB" -- fuzz --cases 1 --max-bytes 1M
 expect 2 "list takes no arguments, got '--max-bytes'" -- list --max-bytes 1G
 
 # --- absurd descriptors -------------------------------------------------------------------------
