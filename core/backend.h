@@ -96,6 +96,11 @@ class Backend {
   /// result element.
   void run(const CheckedProblem& p, const Operands& in, TensorView result);
 
+  /// Before each of the oracle's reruns of a case (which compare bits with the first run): a
+  /// backend that runs its kernel in another process starts a fresh one, so the reruns also cross
+  /// processes (plugins). Default: nothing.
+  virtual void start_afresh() {}
+
   /// Device backends: the time of the last run()'s kernels measured on the device (events around
   /// them; transfers and allocation excluded), in milliseconds. Negative for host backends, which
   /// `bench` times by the wall clock around run().

@@ -33,14 +33,14 @@ bool both_zero(double a, double b) {
   return a == 0 && b == 0;
 }
 
-std::string fmt(double v) {
+}  // namespace
+
+std::string format_value(double v) {
   std::ostringstream os;
   os.precision(17);
   os << v;
   return os.str();
 }
-
-}  // namespace
 
 bool bound_meaningful(const NumericContract& k, int64_t n) {
   return static_cast<double>(k.chain_length(n)) * k.u_acc < 0.5;
@@ -127,8 +127,9 @@ Comparison compare_to_reference(const Problem& p, const Geometry& g, const Refer
         const auto& x = c.first->coord;
         c.detail = std::string(result_name(p.op)) + "[" + std::to_string(x[0]) + "," +
                    std::to_string(x[1]) + "," + std::to_string(x[2]) + "," + std::to_string(x[3]) +
-                   "]: got " + fmt(v) + ", exact " + fmt(hi) +
-                   (exact ? std::string(" (bitwise equality required)") : ", bound " + fmt(bound));
+                   "]: got " + format_value(v) + ", exact " + format_value(hi) +
+                   (exact ? std::string(" (bitwise equality required)")
+                          : ", bound " + format_value(bound));
       }
     }
   }
@@ -158,8 +159,9 @@ Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a,
         c.first = Offender{result_coord(p, g, i), i, x, y, allowed};
         const auto& q = c.first->coord;
         c.detail = "element [" + std::to_string(q[0]) + "," + std::to_string(q[1]) + "," +
-                   std::to_string(q[2]) + "," + std::to_string(q[3]) + "]: " + fmt(x) + " vs " +
-                   fmt(y) + (exact ? std::string(" (bitwise)") : ", allowed " + fmt(allowed));
+                   std::to_string(q[2]) + "," + std::to_string(q[3]) + "]: " + format_value(x) +
+                   " vs " + format_value(y) +
+                   (exact ? std::string(" (bitwise)") : ", allowed " + format_value(allowed));
       }
     }
   }

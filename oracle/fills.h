@@ -72,10 +72,7 @@ struct FillInfo {
   const char* help;  // one line
   double (*value)(const FillSite&);
   int fuzz_weight;  // how often `fuzz` (properties/generators.cpp) draws it, relative to the
-                    // others (the weights sum to 100); 0: never. scaled and tiny are 0 for now:
-                    // drawing them changes fuzz's case stream, and mutant:nondeterministic's
-                    // shrunk repro then no longer fails again in a fresh process (its failure
-                    // depends on the run counter: issue 15 item 4, a repeatable verdict, first)
+                    // others (the weights sum to 100); 0: never
 };
 
 /// Every fill, in the order names are listed.

@@ -38,7 +38,19 @@ struct Run {
 Run run_guarded(Backend& b, const CheckedProblem& p, const Roles& operands,
                 const Tensor* reference);
 
+// ---- reruns (determinism.cpp) ----
+/// Runs `b` on the case `runs - 1` more times (other OpenMP thread counts; Backend::start_afresh
+/// before each) and compares each result bitwise with `first`, the first run's (two NaNs equal).
+/// "metamorphic:determinism": failed at the first rerun that differs (the count of differing
+/// elements in `residual`, the first one in `detail`) or breaks; not applicable, with what was
+/// seen, when the contract does not claim determinism.
+RelationResult determinism_check(Backend& b, const CheckedProblem& p, const Roles& operands,
+                                 const Tensor& reference, const Tensor& first,
+                                 const NumericContract& k, int runs);
+
 // ---- bounds (bounds.cpp) ----
+/// A double as messages print it: 17 significant digits (round-trips).
+std::string format_value(double v);
 /// tau_i of design §6.3 for element i of `ref` under contract `k` (output dtype t).
 double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DType t);
 /// Whether a contract's bound is meaningful for sums of n terms (k(n) u_acc < 1/2).

@@ -200,6 +200,14 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
                   run.check, run.error);
   }
   if (!run.check.empty()) return finish(Verdict::fail, run.check, run.error);
+  // The reruns first: a racy kernel's failure is `nondeterministic`, whatever else it broke.
+  RelationResult determinism = determinism_check(b, j.checked, j.operands, j.ref.result, run.result,
+                                                 k, std::max(j.options.runs, 2));
+  if (determinism.applicable && !determinism.passed) {
+    if (j.options.metamorphic) rec.metamorphic.push_back(determinism);
+    rec.repro += " --repeat " + std::to_string(std::max(j.options.runs, kReproRuns));
+    return finish(Verdict::fail, "nondeterministic", determinism.detail);
+  }
   if (!j.bitwise && p.dtype != DType::i32 && !bound_meaningful(k, max_terms(j.ref))) {
     return finish(Verdict::mistrusted, "bound",
                   "the contract's bound is meaningless here: k(n) u_acc >= 1/2 for n = " +
@@ -214,7 +222,10 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   const RelationContext ctx{j.c, g, j.operands, j.ref, run.result, k, j.bitwise};
   try {
     if (j.options.adjoint) rec.adjoint = adjoint_checks(b, ctx);
-    if (j.options.metamorphic) rec.metamorphic = metamorphic_checks(b, ctx);
+    if (j.options.metamorphic) {
+      rec.metamorphic = metamorphic_checks(b, ctx);
+      rec.metamorphic.push_back(std::move(determinism));
+    }
   } catch (const InvalidArgument&) {
     throw;  // an oracle bug in deriving a problem: not the backend's fault
   } catch (const Timeout& e) {

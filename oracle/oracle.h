@@ -101,7 +101,14 @@ struct OracleOptions {
   bool metamorphic = true;
   /// Elements listed beside the first offender in reports (not yet used beyond the first).
   int max_offenders = 1;
+  /// Runs of each backend on the case (at least 2): the reruns' bits must equal the first run's
+  /// for a contract that claims determinism (oracle/determinism.cpp). `check --repeat N`.
+  int runs = 2;
 };
+
+/// The runs a repro line of a `nondeterministic` failure asks for (`--repeat`): a race that
+/// showed once in two runs shows again in one of these with high probability (README).
+inline constexpr int kReproRuns = 20;
 
 /// Runs one case through `backends` (none owned). Never throws for a backend's failure: a backend
 /// that throws is `crashed` with the exception's text. Throws InvalidArgument for an invalid

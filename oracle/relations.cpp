@@ -15,13 +15,6 @@ namespace convcheck::oracle_detail {
 
 namespace {
 
-std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
 RelationResult not_applicable(std::string name, std::string why) {
   RelationResult r;
   r.name = std::move(name);
@@ -273,8 +266,8 @@ RelationResult compare_identity(const RelationContext& ctx, const Member& l, con
   }
   rel.passed = rel.residual <= rel.slack;
   rel.detail = std::string("|<") + l.short_name + "," + role_name(l.pairs_with) + "> - <" +
-               r.short_name + "," + role_name(r.pairs_with) + ">| = " + fmt(rel.residual) +
-               (dtype == DType::i32 ? " (mod 2^32)" : "") + ", slack " + fmt(rel.slack);
+               r.short_name + "," + role_name(r.pairs_with) + ">| = " + format_value(rel.residual) +
+               (dtype == DType::i32 ? " (mod 2^32)" : "") + ", slack " + format_value(rel.slack);
   return rel;
 }
 
@@ -530,23 +523,6 @@ RelationResult nan_compare(const RelationContext& ctx, const Derivation& d, Tens
   return rel;
 }
 
-// determinism: a bitwise rerun, for backends that claim determinism.
-bool determinism_about(const RelationContext& ctx) {
-  return ctx.contract.deterministic;
-}
-std::vector<Derivation> determinism_derive(const RelationContext& ctx) {
-  return {{"metamorphic:determinism", ctx.c.problem, std::nullopt, nullptr, ""}};
-}
-RelationResult determinism_compare(const RelationContext& ctx, const Derivation& d, Tensor got) {
-  RelationResult rel;
-  rel.name = d.name;
-  rel.passed = got.bytes() == ctx.result.bytes() &&
-               (got.bytes() == 0 || !std::memcmp(got.data(), ctx.result.data(), got.bytes()));
-  rel.detail = rel.passed ? "a rerun gave the same bits"
-                          : "a rerun gave different bits (the contract claims determinism)";
-  return rel;
-}
-
 // The metamorphic relations, in the order their records appear. Adding one is one row here (and
 // its functions above).
 // clang-format off
@@ -559,7 +535,6 @@ const Relation kMetamorphic[] = {
     {"metamorphic:valid_padded",        padded_about,      padded_blocked,    padded_derive,      nullptr},
     {"metamorphic:linearity",           linearity_about,   linearity_blocked, linearity_derive,   linearity_compare},
     {"metamorphic:nan_footprint",       nan_about,         nan_blocked,       nan_derive,         nan_compare},
-    {"metamorphic:determinism",         determinism_about, nullptr,           determinism_derive, determinism_compare},
 };
 // clang-format on
 

@@ -127,6 +127,9 @@ class Sandbox {
     return hello_;
   }
 
+  // Ends the host process if one runs; the next call starts a fresh one.
+  void restart() { stop(); }
+
   pp::Reply call(pp::Request& req, const char* what, const Layout* layout) {
     ensure();
     if (!hello_.loaded) throw Crash("the plugin is not loaded: " + text(hello_.error));
@@ -407,6 +410,12 @@ class PluginBackend final : public Backend {
                   : Status::Error(reason.empty() ? "declined (the plugin gave no reason)" : reason);
     can_.emplace(d, s);
     return s;
+  }
+
+  // The next call starts a new host process (the oracle's reruns cross processes).
+  void start_afresh() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    sandbox_.restart();
   }
 
   NumericContract contract(const CheckedProblem& p) const override {

@@ -114,7 +114,9 @@ FuzzFailure shrink_failure(Backend* b, const rc::Shrinkable<Case>& found, const 
       }
     }
   }
-  f.repro = repro_line(f.minimal, f.backend);
+  // The record's own repro line: it carries what the failure needs (`--repeat` for a
+  // nondeterministic one).
+  f.repro = f.record.repro.empty() ? repro_line(f.minimal, f.backend) : f.record.repro;
   return f;
 }
 

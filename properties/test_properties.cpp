@@ -106,7 +106,7 @@ std::string plainest(Op op) {
 }
 
 // Parses `convcheck check '<descriptor>' --backends <b> --seed <s> --fill <f>` back into a case.
-Case case_of_repro(const std::string& line, std::string* backend) {
+Case case_of_repro(const std::string& line, std::string* backend, OracleOptions* options) {
   const std::size_t open = line.find('\''), close = line.find('\'', open + 1);
   Case c;
   c.problem = parse_problem(line.substr(open + 1, close - open - 1));
@@ -116,6 +116,7 @@ Case case_of_repro(const std::string& line, std::string* backend) {
     if (flag == "--backends") *backend = value;
     if (flag == "--seed") c.seed = std::stoull(value);
     if (flag == "--fill") c.fill = *parse_fill(value);
+    if (flag == "--repeat") options->runs = std::stoi(value);
   }
   return c;
 }
@@ -416,10 +417,11 @@ BOOST_AUTO_TEST_CASE(every_mutant_is_caught) {
       BOOST_TEST(is_failure(f.record.verdict));
       // The printed repro line reproduces the failure.
       std::string backend;
-      const Case again = case_of_repro(f.repro, &backend);
+      OracleOptions repro_options;
+      const Case again = case_of_repro(f.repro, &backend, &repro_options);
       BOOST_TEST(backend == "mutant:" + name);
       BOOST_TEST(to_string(again.problem) == to_string(f.minimal.problem));
-      const CaseReport rerun = run_case(again, {mutant.get()});
+      const CaseReport rerun = run_case(again, {mutant.get()}, repro_options);
       BOOST_TEST(is_failure(rerun.records.at(0).verdict));
       // ...and is the mutant's fault: the reference passes the same case (else the oracle is
       // wrong there, and the mutant's own bug was never seen).

@@ -85,18 +85,25 @@ struct Subject {
   // backprop filter: NaN where the exact answer is +-Inf; assumed of cuDNN, not yet seen on a
   // device); that is the library's answer, not a bug of the comparator to find here.
   const char* no_special_fill;
+  // Why the conformance sample leaves out bf16 lines, or nullptr: a comparator whose library has
+  // known bf16 differences from TF (suites/regressions.txt, tags onednn.bf16_*) that the sample
+  // would otherwise hit wherever the suite's lines move.
+  const char* no_bf16_sample;
 };
 
 constexpr const char* kPadsWithZeros = "its library pads with zeros (0 * Inf = NaN)";
+constexpr const char* kOnednnBf16 =
+    "oneDNN 2.6.3's bf16 kernels differ from TF on subnormal operands and on some odd-channel NaN "
+    "footprints (known differences: suites/regressions.txt, tags onednn.bf16_*)";
 
 // clang-format off
 const Subject kSubjects[] = {
-    {"reference", nullptr,  once,      nullptr},
-    {"optimized", nullptr,  every_isa, nullptr},
-    {"gpu",       nullptr,  once,      nullptr},
-    {"gpu-tf32",  nullptr,  once,      nullptr},
-    {"cudnn",     "cuDNN",  once,      kPadsWithZeros},
-    {"onednn",    "oneDNN", once,      kPadsWithZeros},
+    {"reference", nullptr,  once,      nullptr,        nullptr},
+    {"optimized", nullptr,  every_isa, nullptr,        nullptr},
+    {"gpu",       nullptr,  once,      nullptr,        nullptr},
+    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr},
+    {"cudnn",     "cuDNN",  once,      kPadsWithZeros, nullptr},
+    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16},
 };
 // clang-format on
 
@@ -183,9 +190,13 @@ void run_comparator_table(const Subject& s) {
 // Every 12th line of the conformance suite, with its fill (else exact and real).
 void run_conformance_sample(const Subject& s) {
   const Suite suite = read_suite("conformance");
-  int run = 0;
+  int run = 0, left_out = 0;
   for (std::size_t i = 0; i < suite.entries.size(); i += 12, ++run) {
     const SuiteEntry& e = suite.entries[i];
+    if (s.no_bf16_sample != nullptr && e.problem.dtype == DType::bf16) {
+      ++left_out;
+      continue;
+    }
     BOOST_TEST_CONTEXT(suite.path << ":" << e.line) {
       if (e.fill) {
         const std::optional<FillKind> fill = parse_fill(*e.fill);
@@ -196,7 +207,10 @@ void run_conformance_sample(const Subject& s) {
       }
     }
   }
-  BOOST_TEST(run >= 40);
+  if (left_out > 0)
+    BOOST_TEST_MESSAGE(s.name << ": " << left_out
+                              << " bf16 lines of the sample left out: " << s.no_bf16_sample);
+  BOOST_TEST(run - left_out >= 40);
 }
 
 void run_empty_operand_gives_zeros(const Subject& s) {

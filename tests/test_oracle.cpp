@@ -306,6 +306,42 @@ BOOST_AUTO_TEST_CASE(nondeterminism_is_caught_by_the_rerun) {
   for (const RelationResult& x : only(r).metamorphic)
     determinism_failed |= x.name == "metamorphic:determinism" && !x.passed;
   BOOST_TEST(determinism_failed);
+  // The verdict names it, with the count and the first differing element, and the repro asks for
+  // enough runs to see it again.
+  BOOST_TEST(only(r).check == "nondeterministic");
+  BOOST_TEST(only(r).reason.find("differs from run 1 in 1 of ") != std::string::npos,
+             only(r).reason);
+  BOOST_TEST(only(r).reason.find("first at [") != std::string::npos, only(r).reason);
+  BOOST_TEST(only(r).repro.find(" --repeat 20") != std::string::npos, only(r).repro);
+}
+
+// A racy kernel is `nondeterministic` whatever else its race broke: here every run after the first
+// is also wrong by far more than the bound, which compare alone would call `compare`.
+BOOST_AUTO_TEST_CASE(nondeterminism_outranks_compare) {
+  int calls = 0;
+  Twisted wrapped("racy", [&calls](const Problem&, TensorView& v) {
+    if (elements(v) && ++calls % 2 == 1) static_cast<float*>(v.data)[0] += 1000;
+  });
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::exact), {&wrapped});
+  BOOST_TEST(only(r).check == "nondeterministic", only(r).check << ": " << only(r).reason);
+  BOOST_TEST(only(r).mismatches == 0);  // decided before the comparison's figures
+}
+
+// --repeat N: N runs per backend; a deterministic backend passes however many.
+BOOST_AUTO_TEST_CASE(more_runs_for_a_deterministic_backend_still_pass) {
+  auto ref = reference_backend();
+  OracleOptions options;
+  options.runs = 5;
+  const CaseReport r = run_case(make_case(kProblems[1], FillKind::real), {ref.get()}, options);
+  BOOST_TEST(verdict_name(only(r).verdict) == std::string("pass"));
+  bool seen = false;
+  for (const RelationResult& x : only(r).metamorphic)
+    if (x.name == "metamorphic:determinism") {
+      seen = true;
+      BOOST_TEST(x.passed);
+      BOOST_TEST(x.detail.find("4 reruns") == 0, x.detail);
+    }
+  BOOST_TEST(seen);
 }
 
 BOOST_AUTO_TEST_CASE(odd_one_out_is_named) {

@@ -65,7 +65,7 @@ const Command kCommands[] = {
     {"inspect", cmd_inspect, "inspect FILE.npy [--all]",
      "print a .npy file's dtype, shape, stats and values", true},
     {"check", cmd_check,
-     "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--json]",
+     "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--repeat N] [--json]",
      "judge backends on one case against the exact reference", true},
     {"verify", cmd_verify,
      "verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
@@ -431,8 +431,15 @@ int cmd_check(const Args& args) {
   desc.add_options()("problem", po::value<std::string>(), "descriptor")(
       "backends", po::value<std::string>(), "comma-separated backends")(
       "seed", po::value<uint64_t>()->default_value(1), "seed")(
-      "fill", po::value<std::string>()->default_value("exact"), "fill")("json", "JSON output");
+      "fill", po::value<std::string>()->default_value("exact"), "fill")(
+      "repeat", po::value<int>()->default_value(2), "runs per backend (2..1000)")("json",
+                                                                                  "JSON output");
   po::variables_map vm = parse(args, desc, "problem");
+  OracleOptions options;
+  options.runs = vm["repeat"].as<int>();
+  if (options.runs < 2 || options.runs > 1000)
+    throw InvalidArgument("--repeat " + std::to_string(options.runs) +
+                          ": expected a number of runs per backend from 2 to 1000");
   Case c;
   c.problem = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
   require_memory(c.problem, geometry(c.problem), MemoryUse::oracle);
@@ -440,7 +447,7 @@ int cmd_check(const Args& args) {
   c.fill = fill_option(vm);
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
-  const CaseReport r = run_case(c, chosen->list);
+  const CaseReport r = run_case(c, chosen->list, options);
   if (vm.count("json")) {
     std::cout << to_json(r) << "\n";
   } else {

@@ -56,6 +56,11 @@ expect 2 "the problem needs 18.1 KiB (18576 bytes) of memory, more than the memo
   check "$SMALL" --max-bytes 1K
 expect 0 "reference: pass" -- check "$SMALL" --backends reference --max-bytes=18576
 expect 2 "--max-bytes '0': must be positive" -- check "$SMALL" --max-bytes 0
+expect 2 "--repeat 1: expected a number of runs per backend from 2 to 1000" -- \
+  check "$SMALL" --backends reference --repeat 1
+expect 2 "--repeat 1001: expected a number of runs per backend from 2 to 1000" -- \
+  check "$SMALL" --backends reference --repeat 1001
+expect 0 "reference: pass" -- check "$SMALL" --backends reference --repeat 3
 expect 2 "--max-bytes '1.5G': unknown suffix '.5G'" -- check "$SMALL" --max-bytes 1.5G
 expect 2 "--max-bytes '99999999999999999999': does not fit in 64 bits" -- \
   check "$SMALL" --max-bytes 99999999999999999999
