@@ -1,6 +1,7 @@
 #include "core/json_reader.h"
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 namespace convcheck::json {
@@ -28,6 +29,19 @@ Node Reader::parse(std::string_view text) {
   if (error == simdjson::SUCCESS) return node;
   if (error == simdjson::MEMALLOC) throw std::bad_alloc();
   (void)json::parse(text);  // refuses it too, with the offset and the words of every reader
+  if (error == simdjson::DEPTH_ERROR) {
+    // simdjson counts a scalar as a level and nlohmann does not: kMaxDepth arrays around a number
+    // pass json::parse (just above), and a parser one level deeper reads them.
+    if (!deeper_) {
+      deeper_ = std::make_unique<simdjson::dom::parser>();
+      if (deeper_->allocate(body.size(), kMaxDepth + 1) != simdjson::SUCCESS) {
+        deeper_.reset();
+        throw std::bad_alloc();
+      }
+    }
+    if (deeper_->parse(padded_.data(), body.size(), false).get(node) == simdjson::SUCCESS)
+      return node;
+  }
   throw std::runtime_error(simdjson::error_message(error));
 }
 

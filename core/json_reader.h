@@ -22,6 +22,7 @@
 #include <simdjson.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@ class Reader {
 
  private:
   simdjson::dom::parser parser_;
+  std::unique_ptr<simdjson::dom::parser> deeper_;  // kMaxDepth + 1 levels, made when needed
   std::string padded_;  // the text and simdjson's padding, reused from line to line
 };
 
