@@ -38,7 +38,8 @@ cd "$(dirname "$0")/.." || exit 2
 
 deb_packages=(libboost1.74-dev libboost-test1.74-dev libboost-test1.74.0
               libboost-program-options1.74-dev libboost-program-options1.74.0
-              libeigen3-dev librapidcheck-dev nlohmann-json3-dev)
+              libeigen3-dev librapidcheck-dev nlohmann-json3-dev
+              libsimdjson-dev libsimdjson14)
 
 if [ "${1:-}" = "--fetch-deps" ]; then
   mkdir -p .deps

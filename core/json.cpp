@@ -97,11 +97,28 @@ void dump_to(std::string& o, const Value& v, int indent, int level) {
   }
 }
 
-[[noreturn]] void wrong(std::string_view key, const char* what) {
-  throw std::runtime_error("field \"" + std::string(key) + "\" " + what);
+}  // namespace
+
+void field_error(std::string_view key, FieldProblem problem) {
+  // In FieldProblem's order.
+  static constexpr const char* kWhat[] = {"is missing",
+                                          "is not an array",
+                                          "is not a string",
+                                          "is not a number",
+                                          "is not an integer",
+                                          "is out of the 64-bit range",
+                                          "is not a non-negative integer",
+                                          "is not true or false"};
+  throw std::runtime_error("field \"" + std::string(key) + "\" " +
+                           kWhat[static_cast<int>(problem)]);
 }
 
-}  // namespace
+std::optional<double> special_number(std::string_view s) {
+  if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (s == "inf") return std::numeric_limits<double>::infinity();
+  if (s == "-inf") return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
+}
 
 Value parse(std::string_view text) {
   // Depth is checked as the parser goes (the callback sees every object and array start), so a
@@ -152,19 +169,19 @@ const Value* find(const Value& object, std::string_view key) {
 
 const Value& field(const Value& object, std::string_view key) {
   const Value* v = find(object, key);
-  if (v == nullptr) wrong(key, "is missing");
+  if (v == nullptr) field_error(key, FieldProblem::missing);
   return *v;
 }
 
 const Value& array_of(const Value& object, std::string_view key) {
   const Value& v = field(object, key);
-  if (!v.is_array()) wrong(key, "is not an array");
+  if (!v.is_array()) field_error(key, FieldProblem::not_array);
   return v;
 }
 
 std::string string_of(const Value& object, std::string_view key) {
   const Value& v = field(object, key);
-  if (!v.is_string()) wrong(key, "is not a string");
+  if (!v.is_string()) field_error(key, FieldProblem::not_string);
   return v.get<std::string>();
 }
 
@@ -172,34 +189,31 @@ double number_of(const Value& object, std::string_view key) {
   const Value& v = field(object, key);
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) {
-    const std::string& s = v.get_ref<const std::string&>();
-    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (const std::optional<double> d = special_number(v.get_ref<const std::string&>())) return *d;
   }
-  wrong(key, "is not a number");
+  field_error(key, FieldProblem::not_number);
 }
 
 int64_t integer_of(const Value& object, std::string_view key) {
   const Value& v = field(object, key);
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      wrong(key, "is out of the 64-bit range");
+      field_error(key, FieldProblem::out_of_range);
     return static_cast<int64_t>(v.get<uint64_t>());
   }
-  if (!v.is_number_integer()) wrong(key, "is not an integer");
+  if (!v.is_number_integer()) field_error(key, FieldProblem::not_integer);
   return v.get<int64_t>();
 }
 
 uint64_t unsigned_of(const Value& object, std::string_view key) {
   const Value& v = field(object, key);
-  if (!v.is_number_unsigned()) wrong(key, "is not a non-negative integer");
+  if (!v.is_number_unsigned()) field_error(key, FieldProblem::not_unsigned);
   return v.get<uint64_t>();
 }
 
 bool bool_of(const Value& object, std::string_view key) {
   const Value& v = field(object, key);
-  if (!v.is_boolean()) wrong(key, "is not true or false");
+  if (!v.is_boolean()) field_error(key, FieldProblem::not_bool);
   return v.get<bool>();
 }
 

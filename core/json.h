@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -55,5 +56,21 @@ double number_of(const Value& object, std::string_view key);
 int64_t integer_of(const Value& object, std::string_view key);
 uint64_t unsigned_of(const Value& object, std::string_view key);
 bool bool_of(const Value& object, std::string_view key);
+
+/// What the typed accessors (here and core/json_reader.h's) say about a field: they throw
+/// std::runtime_error("field \"<key>\" <what>").
+enum class FieldProblem {
+  missing,
+  not_array,
+  not_string,
+  not_number,
+  not_integer,
+  out_of_range,
+  not_unsigned,
+  not_bool
+};
+[[noreturn]] void field_error(std::string_view key, FieldProblem problem);
+/// "nan", "inf", "-inf" as doubles; nothing for any other string.
+std::optional<double> special_number(std::string_view s);
 
 }  // namespace convcheck::json

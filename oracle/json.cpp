@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "core/json_reader.h"
 #include "core/problem.h"
 #include "oracle/oracle.h"
 
@@ -26,9 +27,10 @@ json::Value relations_json(const std::vector<RelationResult>& rs) {
   return a;
 }
 
-std::vector<RelationResult> relations_of(const json::Value& o, const char* key) {
+std::vector<RelationResult> relations_of(const json::Object& o, const char* key) {
   std::vector<RelationResult> out;
-  for (const json::Value& x : json::array_of(o, key)) {
+  for (const json::Node node : json::array_of(o, key)) {
+    const json::Object x(node);
     RelationResult r;
     r.name = json::string_of(x, "name");
     r.applicable = json::bool_of(x, "applicable");
@@ -52,17 +54,17 @@ json::Value offender_json(const Offender& f) {
   return o;
 }
 
-Offender offender_of(const json::Value& f) {
+Offender offender_of(const json::Object& f) {
   Offender o;
-  const json::Value& coord = json::field(f, "coord");
-  if (!coord.is_array() || coord.size() != 4)
-    throw std::runtime_error("field \"first_offender.coord\" is not an array of 4 integers");
-  for (std::size_t k = 0; k < 4; ++k) {
-    const json::Value& c = coord[k];
-    if (!c.is_number_integer() ||
-        (c.is_number_unsigned() && c.get<uint64_t>() > uint64_t{INT64_MAX}))
-      throw std::runtime_error("field \"first_offender.coord\" is not an array of 4 integers");
-    o.coord[k] = c.get<int64_t>();
+  auto bad = [] {
+    return std::runtime_error("field \"first_offender.coord\" is not an array of 4 integers");
+  };
+  simdjson::dom::array coord;
+  if (json::field(f, "coord").get(coord) != simdjson::SUCCESS || coord.size() != 4) throw bad();
+  std::size_t k = 0;
+  for (const json::Node c : coord) {
+    // An integer above INT64_MAX is simdjson's UINT64, and not one of these.
+    if (c.get(o.coord[k++]) != simdjson::SUCCESS) throw bad();
   }
   o.index = json::integer_of(f, "index");
   o.ref = json::number_of(f, "ref");
@@ -78,9 +80,9 @@ json::Value admission_json(const Admission& a) {
   return o;
 }
 
-Admission admission_of(const json::Value& o, const char* which) {
+Admission admission_of(const json::Object& o, const char* which) {
   Admission a;
-  const std::string kind = json::string_of(o, "kind");
+  const std::string_view kind = json::string_of(o, "kind");
   bool known = false;
   for (Admission::Kind k :
        {Admission::Kind::accepted, Admission::Kind::refused, Admission::Kind::differs}) {
@@ -91,7 +93,7 @@ Admission admission_of(const json::Value& o, const char* which) {
   }
   if (!known)
     throw std::runtime_error(std::string("field \"tf_admission.") + which +
-                             ".kind\": unknown kind '" + kind + "'");
+                             ".kind\": unknown kind '" + std::string(kind) + "'");
   a.message = json::string_of(o, "message");
   return a;
 }
@@ -115,19 +117,20 @@ json::Value to_json(const BackendRecord& b) {
   return o;
 }
 
-BackendRecord backend_record_from_json(const json::Value& o) {
+BackendRecord backend_record_from_json(const json::Object& o) {
   BackendRecord b;
-  const std::string verdict = json::string_of(o, "verdict");
+  const std::string_view verdict = json::string_of(o, "verdict");
   const std::optional<Verdict> v = parse_verdict(verdict);
-  if (!v) throw std::runtime_error("field \"verdict\": unknown verdict '" + verdict + "'");
+  if (!v)
+    throw std::runtime_error("field \"verdict\": unknown verdict '" + std::string(verdict) + "'");
   b.verdict = *v;
   b.check = json::string_of(o, "check");
   b.reason = json::string_of(o, "reason");
   b.contract = json::string_of(o, "contract");
   b.bound_usage = json::number_of(o, "bound_usage");
   b.mismatches = json::integer_of(o, "mismatches");
-  const json::Value& f = json::field(o, "first_offender");
-  if (!f.is_null()) b.first = offender_of(f);
+  const json::Node f = json::field(o, "first_offender");
+  if (!f.is_null()) b.first = offender_of(json::Object(f));
   b.adjoint = relations_of(o, "adjoint");
   b.metamorphic = relations_of(o, "metamorphic");
   b.ms = json::number_of(o, "ms");
@@ -142,10 +145,10 @@ json::Value to_json(const TfAdmission& a) {
   return o;
 }
 
-TfAdmission admission_from_json(const json::Value& o) {
+TfAdmission admission_from_json(const json::Object& o) {
   TfAdmission a;
-  a.cpu = admission_of(json::field(o, "cpu"), "cpu");
-  a.gpu = admission_of(json::field(o, "gpu"), "gpu");
+  a.cpu = admission_of(json::Object(json::field(o, "cpu")), "cpu");
+  a.gpu = admission_of(json::Object(json::field(o, "gpu")), "gpu");
   return a;
 }
 

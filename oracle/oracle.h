@@ -30,6 +30,10 @@
 
 namespace convcheck {
 
+namespace json {
+class Object;  // core/json_reader.h, declared here so that this header does not pull in simdjson's
+}  // namespace json
+
 // How operands are filled (FillKind, the vocabulary of fills): oracle/fills.h.
 
 struct Case {
@@ -133,12 +137,13 @@ BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& r
 /// adjoint, metamorphic ([{name, applicable, passed (null when not applicable), residual, slack,
 /// detail}]), ms, repro.
 nlohmann::ordered_json to_json(const BackendRecord& b);
-/// Reads to_json's keys back, all but "backend" (left empty: results.jsonl names the backend its
-/// own way). Throws std::runtime_error naming the field that is missing, mistyped or unknown.
-BackendRecord backend_record_from_json(const nlohmann::ordered_json& o);
+/// Reads to_json's keys back from a value parsed by core/json_reader.h (results.jsonl's reader),
+/// all but "backend" (left empty: results.jsonl names the backend its own way). Throws
+/// std::runtime_error naming the field that is missing, mistyped or unknown.
+BackendRecord backend_record_from_json(const json::Object& o);
 /// {cpu: {kind, message}, gpu: {kind, message}}, and back (an unknown kind is an error).
 nlohmann::ordered_json to_json(const TfAdmission& a);
-TfAdmission admission_from_json(const nlohmann::ordered_json& o);
+TfAdmission admission_from_json(const json::Object& o);
 
 /// One JSON object with every figure: problem, seed, fill, tf_admission, odd_one_out, backends
 /// (to_json of each record).

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/json_reader.h"
 
 namespace convcheck::reports {
 
@@ -144,9 +144,13 @@ std::string to_jsonl(const Record& r) {
   return json::dump(o);
 }
 
-Record parse_record(const std::string& line) {
-  const json::Value o = json::parse(line);
-  if (!o.is_object()) throw std::runtime_error("not a JSON object");
+namespace {
+
+// The one mapping of a results.jsonl line to a Record (the oracle's part: oracle/json.cpp).
+Record record_of(json::Reader& reader, std::string_view line) {
+  const json::Node node = reader.parse(line);
+  if (!node.is_object()) throw std::runtime_error("not a JSON object");
+  const json::Object o(node);
   Record r;
   r.case_index = json::integer_of(o, "case");
   r.descriptor = json::string_of(o, "descriptor");
@@ -159,39 +163,59 @@ Record parse_record(const std::string& line) {
     throw std::runtime_error("field \"descriptor\": " + std::string(e.what()));
   }
   r.seed = json::unsigned_of(o, "seed");
-  const std::string fill = json::string_of(o, "fill");
+  const std::string_view fill = json::string_of(o, "fill");
   const std::optional<FillKind> f = parse_fill(fill);
-  if (!f) throw std::runtime_error("field \"fill\": unknown fill '" + fill + "'");
+  if (!f) throw std::runtime_error("field \"fill\": unknown fill '" + std::string(fill) + "'");
   r.fill = *f;
   r.tag = json::string_of(o, "tag");
   r.backend = json::string_of(o, "backend");
   r.result = backend_record_from_json(o);
   r.result.backend = json::string_of(o, "implementation");
-  r.admission = admission_from_json(json::field(o, "tf_admission"));
-  const json::Value& odd = json::field(o, "odd_one_out");
-  if (!odd.is_null()) r.odd_one_out = json::string_of(o, "odd_one_out");
+  r.admission = admission_from_json(json::Object(json::field(o, "tf_admission")));
+  if (!json::field(o, "odd_one_out").is_null()) r.odd_one_out = json::string_of(o, "odd_one_out");
   return r;
+}
+
+}  // namespace
+
+Record parse_record(const std::string& line) {
+  json::Reader reader;
+  return record_of(reader, line);
 }
 
 ReadResult read_results(const std::string& path) {
   ReadResult out;
   std::ifstream f(path, std::ios::binary);
   if (!f) return out;
-  std::ostringstream text;
-  text << f.rdbuf();
-  const std::string all = text.str();
+  // The file in one buffer of its size, read straight into it (it may be gigabytes: no stream
+  // copy, no regrowth); blocks are appended for a file whose size is not known.
+  std::string all;
+  const std::streamoff size = f.rdbuf()->pubseekoff(0, std::ios::end, std::ios::in);
+  f.rdbuf()->pubseekoff(0, std::ios::beg, std::ios::in);
+  const std::size_t block = size > 0 ? static_cast<std::size_t>(size) + 1 : std::size_t{1} << 22;
+  for (std::size_t got = block; got == block;) {  // a short read is the end of the file
+    const std::size_t at = all.size();
+    all.resize(at + block);
+    got = static_cast<std::size_t>(
+        f.rdbuf()->sgetn(all.data() + at, static_cast<std::streamsize>(block)));
+    all.resize(at + got);
+  }
+  // One Record a line: reserving them saves moving every record as the vector grows.
+  out.records.reserve(static_cast<std::size_t>(std::count(all.begin(), all.end(), '\n')) + 1);
+  json::Reader reader;  // one parser for every line: its buffers are allocated once
   std::size_t pos = 0;
   for (int line = 1; pos < all.size(); ++line) {
     const std::size_t nl = all.find('\n', pos);
     const bool last = nl == std::string::npos;
-    const std::string s = all.substr(pos, last ? std::string::npos : nl - pos);
+    const std::string_view s =
+        std::string_view(all).substr(pos, last ? std::string::npos : nl - pos);
     if (s.find_first_not_of(" \t\r") == std::string::npos) {
       if (!last) out.valid_bytes = nl + 1;
       pos = last ? all.size() : nl + 1;
       continue;
     }
     try {
-      out.records.push_back(parse_record(s));
+      out.records.push_back(record_of(reader, s));
     } catch (const std::exception& e) {
       if (last) {
         // A run killed mid-write leaves its last line without a newline: ignore that line.

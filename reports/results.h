@@ -27,6 +27,11 @@
 //   odd_one_out     the backend that alone disagreed on this case, or null
 //   repro           `convcheck check '<descriptor>' --backends <implementation> --seed S --fill F`
 // NaN and infinities are written as the strings "nan", "inf", "-inf".
+//
+// Reading is simdjson's (core/json_reader.h; writing is nlohmann's). A 10^6-line, 1.94 GB file
+// (`python3 bench/make_results.py RUN/results.jsonl 1000000 DIR`, then
+// `build/bench/read_results DIR/results.jsonl 1`) reads in 14-21 s, 93-136 MB/s, 48k-70k lines/s,
+// against 51-76 s (26-38 MB/s) with nlohmann, on the 2-core AMD EPYC VM under load ~5.
 #pragma once
 
 #include <cstdint>

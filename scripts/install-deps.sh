@@ -5,6 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build git python3
       libboost-test-dev libboost-program-options-dev libeigen3-dev librapidcheck-dev
       nlohmann-json3-dev   # the JSON library of every report file (core/json.h)
+      libsimdjson-dev      # the fast reader of results.jsonl (core/json_reader.h)
       libdnnl-dev   # oneDNN: the CPU comparator (optional to the build, installed so it is there)
       chromium      # headless browser: the test that opens report.html (skipped without it)
       # clang with libFuzzer and the sanitizer runtimes (fuzz/, scripts/fuzz-ci.sh), and LLVM's

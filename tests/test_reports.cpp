@@ -258,6 +258,89 @@ BOOST_AUTO_TEST_CASE(malformed_line_names_file_and_line) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(record_reader_keeps_values_and_messages) {
+  // parse_record reads with simdjson (core/json_reader.h): the values and every message are
+  // those of the nlohmann reader it replaced.
+  Record r = record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "fail", NAN, INFINITY,
+                    18446744073709551615u);
+  r.result.first = Offender{{0, -1, 2, 3}, 5, -0.1, 2.0, 0.5};
+  const std::string a = to_jsonl(r);
+  const Record back = parse_record(a);
+  BOOST_TEST(to_jsonl(back) == a);
+  BOOST_TEST(back.seed == 18446744073709551615u);
+  BOOST_TEST(std::isnan(back.result.bound_usage));
+  BOOST_TEST(back.result.ms == INFINITY);
+  auto message = [](const std::string& line) -> std::string {
+    try {
+      parse_record(line);
+      return "";
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+  };
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string line = a;
+    const std::size_t at = line.find(from);
+    BOOST_TEST_REQUIRE(at != std::string::npos, from);
+    return line.replace(at, from.size(), to);
+  };
+  const std::string kind =
+      "\"cpu\":{\"kind\":\"" + std::string(admission_kind_name(r.admission.cpu.kind)) + "\"";
+  for (auto [line, what] : std::vector<std::pair<std::string, std::string>>{
+           {with("\"seed\":18446744073709551615", "\"seed\":-1"),
+            "field \"seed\" is not a non-negative integer"},
+           {with("\"case\":0", "\"case\":9223372036854775808"),
+            "field \"case\" is out of the 64-bit range"},
+           {with("\"case\":0", "\"case\":1.5"), "field \"case\" is not an integer"},
+           {with("\"case\":0", "\"case\":\"0\""), "field \"case\" is not an integer"},
+           {with("\"ms\":", "\"mz\":"), "field \"ms\" is missing"},
+           {with("\"bound_usage\":\"nan\"", "\"bound_usage\":\"x\""),
+            "field \"bound_usage\" is not a number"},
+           {with("\"tag\":\"\"", "\"tag\":null"), "field \"tag\" is not a string"},
+           {with("\"adjoint\":[]", "\"adjoint\":{}"), "field \"adjoint\" is not an array"},
+           {with("\"adjoint\":[]", "\"adjoint\":[{\"name\":\"x\",\"applicable\":1}]"),
+            "field \"applicable\" is not true or false"},
+           {with("\"coord\":[0,-1,2,3]", "\"coord\":[0,-1,2]"),
+            "field \"first_offender.coord\" is not an array of 4 integers"},
+           {with("\"coord\":[0,-1,2,3]", "\"coord\":[0,-1,2,9223372036854775808]"),
+            "field \"first_offender.coord\" is not an array of 4 integers"},
+           {with(kind, "\"cpu\":{\"kind\":\"maybe\""),
+            "field \"tf_admission.cpu.kind\": unknown kind 'maybe'"},
+           {with("\"fill\":\"real\"", "\"fill\":\"wet\""), "field \"fill\": unknown fill 'wet'"},
+           {"[1]", "not a JSON object"}}) {
+    BOOST_TEST(message(line) == what);
+  }
+  // Syntax errors are json::parse's own, byte offset and words.
+  for (const std::string& bad :
+       {a.substr(0, a.size() / 2), with("\"case\":0", "\"case\":0,"),
+        with("\"tag\":\"\"", "\"tag\":\"\t\""), with("\"tag\":\"\"", "\"tag\":\"\xff\""), a + " x",
+        std::string("{\"a\":1e400}")}) {
+    std::string expected;
+    try {
+      json::parse(bad);
+    } catch (const json::ParseError& e) {
+      expected = e.what();
+    }
+    BOOST_TEST(!expected.empty());
+    BOOST_TEST(message(bad) == expected);
+  }
+  // A key given twice: the last wins, as in nlohmann.
+  BOOST_TEST((parse_record(a.substr(0, a.size() - 1) + ",\"verdict\":\"pass\"}").result.verdict ==
+              Verdict::pass));
+  // A byte order mark at the start is skipped; nesting stops at json::kMaxDepth levels.
+  BOOST_TEST(to_jsonl(parse_record("\xef\xbb\xbf" + a)) == a);
+  auto nested = [&](int levels) {
+    return a.substr(0, a.size() - 1) + ",\"x\":" + std::string(levels - 1, '[') +
+           std::string(levels - 1, ']') + "}";
+  };
+  BOOST_TEST(message(nested(json::kMaxDepth)) == "");
+  // simdjson counts a number as a level, nlohmann does not.
+  BOOST_TEST(message(a.substr(0, a.size() - 1) + ",\"x\":" + std::string(json::kMaxDepth - 1, '[') +
+                     "5" + std::string(json::kMaxDepth - 1, ']') + "}") == "");
+  BOOST_TEST(message(nested(json::kMaxDepth + 1)).find("nested deeper than 64 levels") !=
+             std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(duplicates_agreeing_are_kept_once_disagreeing_are_an_error) {
   const Record a = record("conv2d:input=1x3x3x1,filter=2x2x1x1", "reference", "pass");
   BOOST_TEST(deduplicate({a, a}, "x").size() == 1u);
