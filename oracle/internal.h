@@ -23,6 +23,9 @@ Roles make_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t
                     double density);
 /// The precision (bits) an exact fill must respect for these contracts and the dtype.
 int exact_bits(DType t, const std::vector<NumericContract>& contracts);
+/// The exact fill's operands: small integers whose every partial sum, in all three ops of the
+/// triple, fits p_bits (thinned until it does), so every result is exact (fills.cpp).
+Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_bits);
 
 // ---- guarded runs (guards.cpp) ----
 struct Run {

@@ -71,40 +71,6 @@ int64_t max_terms(const ReferenceResult& r) {
   return n;
 }
 
-double max_magnitude(const ReferenceResult& r) {
-  double m = 0;
-  for (double v : r.magnitude) m = std::max(m, v);
-  return m;
-}
-
-// Exact fill: operands whose every partial sum, in all three ops of the triple, fits p_bits.
-// Constructed, not discarded: when a long sum breaks the limit, thin the data and try again.
-Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_bits) {
-  // The ops of the triple this dtype takes and this problem makes valid (conv2d with zero outputs
-  // is not: no adjoint run either), derived once.
-  std::vector<CheckedProblem> triple;
-  for (OpKind kind : {OpKind::forward, OpKind::backward_data, OpKind::backward_filter}) {
-    Problem q = p;
-    q.op = triple_member(p.op, kind);
-    if (!op_takes_dtype(q.op, p.dtype)) continue;
-    try {
-      triple.emplace_back(q);
-    } catch (const InvalidArgument&) {
-      continue;
-    }
-  }
-  const double limit = std::ldexp(1.0, p_bits);
-  double density = 1.0;
-  for (int attempt = 0;; ++attempt) {
-    Roles r = make_operands(p, g, FillKind::exact, seed, p_bits, density);
-    double worst = 0;
-    for (const CheckedProblem& q : triple)
-      worst = std::max(worst, max_magnitude(reference_of(q.problem(), q.geometry(), r)));
-    if (worst <= limit || attempt == 30) return r;
-    density *= std::max(0.05, std::min(0.5, limit / worst));
-  }
-}
-
 struct Ran {
   std::size_t record;
   Tensor result;

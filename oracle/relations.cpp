@@ -176,8 +176,10 @@ struct Identity {
 };
 constexpr Identity kIdentities[] = {{0, 1, false}, {0, 2, false}, {1, 2, true}};
 
-// Runs (or reuses) each op of the triple; a member the backend cannot run leaves a record in `out`.
-Triple derive_triple(Backend& b, const RelationContext& ctx, std::vector<RelationResult>& out) {
+// Runs each op of the triple (reusing the case's own result when `reuse`); a member the backend
+// cannot run leaves a record in `out`.
+Triple derive_triple(Backend& b, const RelationContext& ctx, bool reuse,
+                     std::vector<RelationResult>& out) {
   const Problem& p = ctx.c.problem;
   const TripleOps t = triple(p.op);
   Triple m;
@@ -195,7 +197,7 @@ Triple derive_triple(Backend& b, const RelationContext& ctx, std::vector<Relatio
       out.push_back(not_applicable(std::string("adjoint:") + op_name(x.op), e.what()));
       continue;
     }
-    if (same_maths(x.op, p.op)) {
+    if (reuse && same_maths(x.op, p.op)) {
       x.result = copy_of(ctx.result);
       x.ref = ReferenceResult{};
       x.ref.result = copy_of(ctx.ref.result);
@@ -538,15 +540,11 @@ const Relation kMetamorphic[] = {
 };
 // clang-format on
 
-}  // namespace
-
-std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx) {
-  if (!all_finite(ctx.operands)) {
-    return {not_applicable("adjoint", "operands are not all finite (fill " +
-                                          std::string(fill_name(ctx.c.fill)) + ")")};
-  }
+// The identities on ctx's operands; `reuse`: the case's own result is one member's.
+std::vector<RelationResult> identities(Backend& b, const RelationContext& ctx, bool reuse,
+                                       const char* note) {
   std::vector<RelationResult> out;
-  const Triple m = derive_triple(b, ctx, out);
+  const Triple m = derive_triple(b, ctx, reuse, out);
   if (std::optional<std::string> why = overflowing(m)) {
     out.push_back(not_applicable("adjoint", *why));
     return out;
@@ -554,8 +552,37 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
   for (const Identity& id : kIdentities) {
     if (!m[id.l].have || !m[id.r].have || (id.implied_by_fwd && m[0].have)) continue;
     out.push_back(compare_identity(ctx, m[id.l], m[id.r]));
+    out.back().detail += note;
   }
   return out;
+}
+
+// The exact fill's seed for a case's 16-bit identities: another stream than the case's own.
+uint64_t adjoint_seed(uint64_t case_seed) {
+  return case_seed ^ 0xAD701A7ull;
+}
+
+}  // namespace
+
+// 16-bit results keep 8 (bf16) or 11 (f16) bits, so on real data the identities' slack (the sum of
+// |operand| x tau over the tensor) is as large as a sizeable part of a reduction: dropping a third
+// of the batch once left residual 1.55 under slack 1.96 (issue 15). On f16 and bf16 the identities
+// are therefore checked on the exact fill's operands (drawn from the case's seed, sized to the
+// backend's contract) whatever the case's fill: every result is exact there and the identities
+// must hold with slack 0, so any dropped or doubled term shows.
+std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx) {
+  if (!all_finite(ctx.operands)) {
+    return {not_applicable("adjoint", "operands are not all finite (fill " +
+                                          std::string(fill_name(ctx.c.fill)) + ")")};
+  }
+  const DType t = ctx.c.problem.dtype;
+  if ((t == DType::f16 || t == DType::bf16) && !ctx.bitwise) {
+    const Roles exact = exact_operands(ctx.c.problem, ctx.g, adjoint_seed(ctx.c.seed),
+                                       exact_bits(t, {ctx.contract}));
+    const RelationContext on_exact{ctx.c, ctx.g, exact, ctx.ref, ctx.result, ctx.contract, true};
+    return identities(b, on_exact, false, " (16-bit: on exact-fill operands, slack 0)");
+  }
+  return identities(b, ctx, true, "");
 }
 
 std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext& ctx) {

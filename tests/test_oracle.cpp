@@ -344,6 +344,62 @@ BOOST_AUTO_TEST_CASE(more_runs_for_a_deterministic_backend_still_pass) {
   BOOST_TEST(seen);
 }
 
+// The reference, except that its backprop filter leaves out the last third of the batch (the
+// input's images are zero there): a conv2d case compares right, and only the adjoint identity
+// fwd = bpf can see the derived run's bug.
+class DropsBatch final : public Backend {
+ public:
+  std::string name() const override { return "drops_batch"; }
+  Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
+  NumericContract contract(const CheckedProblem& p) const override { return ref_->contract(p); }
+
+ private:
+  void compute(const CheckedProblem& p, const Operands& in, TensorView out) override {
+    if (p.problem().op != Op::conv2d_backprop_filter) return ref_->run(p, in, out);
+    const ConstTensorView& x = *in.input;
+    Tensor kept(x.dtype, x.shape, x.layout);
+    const int64_t n = x.shape[0], per_image = element_count(x.shape) / std::max<int64_t>(n, 1);
+    const int64_t keep = n - n / 3;
+    std::memcpy(kept.data(), x.data,
+                static_cast<std::size_t>(keep * per_image) * dtype_size(x.dtype));
+    for (int64_t i = keep * per_image; i < kept.size(); ++i) kept.set(i, 0);
+    ConstTensorView k = view(static_cast<const Tensor&>(kept));
+    Operands dropped = in;
+    dropped.input = &k;
+    ref_->run(p, dropped, out);
+  }
+  std::unique_ptr<Backend> ref_ = reference_backend();
+};
+
+// 16-bit adjoints bite (issue 15 item 6): on bf16 and f16 real data the identities run on exact
+// operands with slack 0, so a derived run that drops a third of the batch fails them.
+BOOST_AUTO_TEST_CASE(sixteen_bit_adjoints_see_a_dropped_third_of_the_batch) {
+  DropsBatch drops;
+  for (const char* dtype : {"bf16", "f16"}) {
+    const std::string text =
+        std::string("conv2d:input=3x8x8x4,filter=3x3x4x5,padding=SAME,dtype=") + dtype;
+    const BackendRecord r = only(run_case(make_case(text, FillKind::real), {&drops}));
+    BOOST_TEST_CONTEXT(text) {
+      BOOST_TEST(r.mismatches == 0);  // the case itself is right
+      BOOST_TEST(r.check == "adjoint:fwd=bpf", r.check << ": " << r.reason);
+      for (const RelationResult& a : r.adjoint) {
+        BOOST_TEST_MESSAGE(dtype << " " << a.name << ": " << a.detail);
+        BOOST_TEST(a.slack == 0);
+        BOOST_TEST(a.detail.find("on exact-fill operands") != std::string::npos, a.detail);
+      }
+    }
+  }
+  // The reference still passes them on every 16-bit fill.
+  auto ref = reference_backend();
+  for (FillKind fill : {FillKind::real, FillKind::scaled, FillKind::cancel, FillKind::tiny}) {
+    const BackendRecord r = only(run_case(
+        make_case("conv2d_backprop_filter:input=3x8x8x4,filter=3x3x4x5,padding=SAME,dtype=bf16",
+                  fill),
+        {ref.get()}));
+    BOOST_TEST(verdict_name(r.verdict) == std::string("pass"), fill_name(fill) << ": " << r.reason);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(odd_one_out_is_named) {
   auto a = reference_backend(), b = reference_backend();
   Twisted bad("bad", [](const Problem&, TensorView& v) {
