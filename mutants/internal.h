@@ -30,6 +30,13 @@ enum class Bug {
   low_precision_accumulate,  // running sum rounded to bf16 after every add (floating dtypes)
   int_saturate,              // int32 sums clamp to [INT32_MIN, INT32_MAX] instead of wrapping
   nondeterministic,          // plain sums, order changes every run (floating; int32 is exact)
+  vector_tail,               // channel loops blocked by 8: the tail block (count % 8 > 0,
+                             // count > 8) left out of the reduction
+  batch_unroll_tail,         // batch loop unrolled by 4: images past the last full 4 left out
+  index16,                   // activation offsets kept in 16 bits (wrap past 2^16 elements)
+  cancellation,              // products as ((x+y)^2 - (x-y)^2) / 4 in the accumulation
+                             // precision: fine at equal scales, wrong when the roles differ
+  flush_to_zero,             // subnormal results flushed to zero (the contract says no FTZ)
 };
 
 inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
@@ -46,7 +53,12 @@ inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
                                    Bug::nan_to_zero,
                                    Bug::low_precision_accumulate,
                                    Bug::int_saturate,
-                                   Bug::nondeterministic};
+                                   Bug::nondeterministic,
+                                   Bug::vector_tail,
+                                   Bug::batch_unroll_tail,
+                                   Bug::index16,
+                                   Bug::cancellation,
+                                   Bug::flush_to_zero};
 
 /// "same_pad_before", ...; "none" for Bug::none.
 const char* bug_name(Bug bug);

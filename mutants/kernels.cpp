@@ -31,6 +31,20 @@ struct Law {
   bool channel_m_major = false;  // depthwise_order (depthwise ops only: O = C*M there)
   bool io_swapped = false;       // filter_io_swapped
   bool ignore_groups = false;    // ignore_groups
+  bool vector_tail = false;      // vector_tail
+  bool batch_tail = false;       // batch_unroll_tail
+  bool index16 = false;          // index16
+
+  // vector_tail: whether channel k of a blocked loop over `count` channels is in the lost tail.
+  bool lost_channel(int64_t k, int64_t count) const {
+    return vector_tail && count > 8 && count % 8 != 0 && k >= count - count % 8;
+  }
+  // batch_unroll_tail: whether image n is past the last full group of 4.
+  bool lost_image(int64_t n) const {
+    return batch_tail && g.N > 4 && g.N % 4 != 0 && n >= g.N - g.N % 4;
+  }
+  // index16: an activation offset as a 16-bit index keeps it (in range only below 2^16).
+  int64_t offset(int64_t i) const { return index16 ? (i & 0xFFFF) : i; }
 
   int64_t per_group() const { return g.O / g.G; }
   // The input channel that filter input q of output channel o reads.
@@ -109,6 +123,15 @@ Law make_law(const Problem& p, const Geometry& g, Bug bug) {
     case Bug::ignore_groups:
       law.ignore_groups = true;
       break;
+    case Bug::vector_tail:
+      law.vector_tail = true;
+      break;
+    case Bug::batch_unroll_tail:
+      law.batch_tail = true;
+      break;
+    case Bug::index16:
+      law.index16 = true;
+      break;
     default:
       break;  // the other bugs live in the accumulation or in the driver
   }
@@ -131,14 +154,18 @@ struct Forward {
     const int64_t stored = e % g.O, j = e / g.O % g.OW, i = e / (g.O * g.OW) % g.OH,
                   n = e / (g.O * g.OW * g.OH);
     const int64_t o = L.y_logical(stored);
+    if (L.lost_image(n)) return;
     for (int64_t a = 0; a < g.KH; ++a) {
       const int64_t r = i * L.sh + a * L.dh - L.pad_top;
       if (r < 0 || r >= g.H || (L.drop_last_row && r == g.H - 1)) continue;
       for (int64_t b = 0; b < g.KW; ++b) {
         const int64_t c = j * L.sw + b * L.dw - L.pad_left;
         if (c < 0 || c >= g.W) continue;
-        const double* xs = x + ((n * g.H + r) * g.W + c) * g.C;
-        for (int64_t q = 0; q < g.Cf; ++q) f(xs[L.x_channel(o, q)], w[L.filter_index(a, b, q, o)]);
+        const int64_t xs = ((n * g.H + r) * g.W + c) * g.C;
+        for (int64_t q = 0; q < g.Cf; ++q) {
+          if (L.lost_channel(q, g.Cf)) continue;
+          f(x[L.offset(xs + L.x_channel(o, q))], w[L.filter_index(a, b, q, o)]);
+        }
       }
     }
   }
@@ -160,6 +187,7 @@ struct BackpropInput {
     const int64_t ch = e % g.C, c = e / g.C % g.W, r = e / (g.C * g.W) % g.H,
                   n = e / (g.C * g.W * g.H);
     const int64_t group = L.ignore_groups ? 0 : ch / g.Cf, q = ch % g.Cf, pg = L.per_group();
+    if (L.lost_image(n)) return;
     for (int64_t a = 0; a < g.KH; ++a) {
       const int64_t ti = r + L.pad_top - a * L.dh;
       if (ti < 0 || ti % L.sh != 0 || ti / L.sh >= g.OH) continue;
@@ -169,9 +197,10 @@ struct BackpropInput {
         const int64_t tj = c + L.pad_left - b * L.dw;
         if (tj < 0 || tj % L.sw != 0 || tj / L.sw >= g.OW) continue;
         const int64_t j = tj / L.sw;
-        const double* dys = dy + ((n * g.OH + i) * g.OW + j) * g.O;
+        const int64_t dys = ((n * g.OH + i) * g.OW + j) * g.O;
         for (int64_t o = group * pg; o < (group + 1) * pg; ++o) {
-          f(dys[L.y_channel(o)], w[L.filter_index(a, b, q, o)]);
+          if (L.lost_channel(o - group * pg, pg)) continue;
+          f(dy[L.offset(dys + L.y_channel(o))], w[L.filter_index(a, b, q, o)]);
         }
       }
     }
@@ -193,7 +222,9 @@ struct BackpropFilter {
     int64_t a, b, q, o;
     L.filter_coords(e, &a, &b, &q, &o);
     const int64_t channel = L.x_channel(o, q), yc = L.y_channel(o);
+    if (L.lost_channel(q, g.Cf)) return;  // the result's tail channels: never reduced
     for (int64_t n = 0; n < g.N; ++n) {
+      if (L.lost_image(n)) continue;
       for (int64_t i = 0; i < g.OH; ++i) {
         if (L.drop_last_row && i == g.OH - 1) continue;
         const int64_t r = i * L.sh + a * L.dh - L.pad_top;
@@ -201,8 +232,8 @@ struct BackpropFilter {
         for (int64_t j = 0; j < g.OW; ++j) {
           const int64_t c = j * L.sw + b * L.dw - L.pad_left;
           if (c < 0 || c >= g.W) continue;
-          f(dy[((n * g.OH + i) * g.OW + j) * g.O + yc],
-            x[((n * g.H + r) * g.W + c) * g.C + channel]);
+          f(dy[L.offset(((n * g.OH + i) * g.OW + j) * g.O + yc)],
+            x[L.offset(((n * g.H + r) * g.W + c) * g.C + channel)]);
         }
       }
     }
@@ -211,10 +242,12 @@ struct BackpropFilter {
 
 // How an element's terms are summed.
 enum class Accumulation {
-  exact,         // exactly, rounded once (int32: mod 2^32) -- the reference's answer
-  saturate,      // int_saturate: the exact int32 sum clamped instead of wrapped
-  bf16_running,  // low_precision_accumulate
-  shuffled,      // nondeterministic: plain sums in a per-run order
+  exact,            // exactly, rounded once (int32: mod 2^32) -- the reference's answer
+  saturate,         // int_saturate: the exact int32 sum clamped instead of wrapped
+  bf16_running,     // low_precision_accumulate
+  shuffled,         // nondeterministic: plain sums in a per-run order
+  quarter_squares,  // cancellation: plain sums of products formed as ((x+y)^2 - (x-y)^2) / 4
+  flushed,          // flush_to_zero: exact, then a subnormal result becomes a zero of its sign
 };
 
 // A value of dtype t nearest to v (RN-even), as a double.
@@ -264,6 +297,7 @@ double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run
   switch (mode) {
     case Accumulation::exact:
     case Accumulation::saturate:
+    case Accumulation::flushed:
       break;
     case Accumulation::bf16_running: {
       // f64 keeps double products and adds; the others add in float (their products are exact
@@ -305,11 +339,30 @@ double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run
       for (double v : products) s += static_cast<float>(v);
       return round_into(s, t);
     }
+    case Accumulation::quarter_squares: {
+      // f64 in double, the rest in float: each square rounds relative to (x +- y)^2, not to x*y,
+      // so a product of a large and a small value carries the large one's rounding error.
+      if (t == DType::f64) {
+        double s = 0;
+        law.terms(e, [&](double x, double y) { s += ((x + y) * (x + y) - (x - y) * (x - y)) / 4; });
+        return s;
+      }
+      float s = 0;
+      law.terms(e, [&](double xd, double yd) {
+        const float x = static_cast<float>(xd), y = static_cast<float>(yd);
+        const float p = (x + y) * (x + y), m = (x - y) * (x - y);
+        s += (p - m) / 4;
+      });
+      return round_into(s, t);
+    }
   }
   // Exact: every product and sum exact, one rounding (RN-even) into the dtype.
   acc.clear();
   law.terms(e, [&](double x, double y) { acc.add_product(x, y); });
-  return acc.round_to(t);
+  const double v = acc.round_to(t);
+  if (mode == Accumulation::flushed && std::fabs(v) < std::ldexp(1.0, float_format(t).min_exponent))
+    return std::copysign(0.0, v);
+  return v;
 }
 
 // OpenMP over result elements; each element's arithmetic is fixed (the shuffled order is a
@@ -332,6 +385,8 @@ Accumulation accumulation_for(Bug bug, DType t) {
   if (bug == Bug::int_saturate && t == DType::i32) return Accumulation::saturate;
   if (bug == Bug::low_precision_accumulate && is_floating(t)) return Accumulation::bf16_running;
   if (bug == Bug::nondeterministic && is_floating(t)) return Accumulation::shuffled;
+  if (bug == Bug::cancellation && is_floating(t)) return Accumulation::quarter_squares;
+  if (bug == Bug::flush_to_zero && is_floating(t)) return Accumulation::flushed;
   return Accumulation::exact;
 }
 

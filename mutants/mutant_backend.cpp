@@ -54,6 +54,16 @@ const char* bug_name(Bug bug) {
       return "int_saturate";
     case Bug::nondeterministic:
       return "nondeterministic";
+    case Bug::vector_tail:
+      return "vector_tail";
+    case Bug::batch_unroll_tail:
+      return "batch_unroll_tail";
+    case Bug::index16:
+      return "index16";
+    case Bug::cancellation:
+      return "cancellation";
+    case Bug::flush_to_zero:
+      return "flush_to_zero";
   }
   return "?";
 }
@@ -82,7 +92,9 @@ class MutantBackend : public Backend {
     const Problem& p = checked.problem();
     NumericContract c;
     c.deterministic = true;  // a lie for Bug::nondeterministic: the bitwise rerun must catch it
-    if (bug_ == Bug::nondeterministic && is_floating(p.dtype)) {
+    // nondeterministic and cancellation declare what a plain accumulation honestly promises;
+    // their bugs must be caught inside that bound.
+    if ((bug_ == Bug::nondeterministic || bug_ == Bug::cancellation) && is_floating(p.dtype)) {
       // What a plain linear accumulation honestly promises (numerics note §2.3): f64 in double,
       // the rest in float; f16/bf16 round the float sum into the dtype once at the end.
       c.chain = NumericContract::Chain::linear;

@@ -38,6 +38,8 @@ enum class Fill {
   with_nan,  // real, with operand a's element 0 a NaN
   big_int,   // int32 in [2^20, 2^21]: every sum of two or more products overflows int32
   special,   // real, with NaN, +-Inf, subnormals and -0 sprinkled in
+  scaled,    // real, the second operand scaled by 2^-10: roles of different scales
+  tiny,      // real scaled by 2^-66 (f32): products and sums below the smallest normal
 };
 
 Tensor make_operand(const Problem& p, const Geometry& g, Role role, Fill fill, uint64_t seed,
@@ -51,6 +53,8 @@ Tensor make_operand(const Problem& p, const Geometry& g, Role role, Fill fill, u
       case Fill::real:
       case Fill::with_nan:
       case Fill::special:
+      case Fill::scaled:
+      case Fill::tiny:
         v = p.dtype == DType::i32 ? static_cast<double>(static_cast<int64_t>(rng() % 2001) - 1000)
                                   : normal(rng);
         break;
@@ -61,6 +65,8 @@ Tensor make_operand(const Problem& p, const Geometry& g, Role role, Fill fill, u
         v = static_cast<double>((int64_t{1} << 20) + static_cast<int64_t>(rng() % (1 << 20)));
         break;
     }
+    if (fill == Fill::scaled && !first) v = std::ldexp(v, -10);
+    if (fill == Fill::tiny) v = std::ldexp(v, -66);
     if (fill == Fill::special && is_floating(p.dtype)) {
       const double kSpecials[] = {std::numeric_limits<double>::quiet_NaN(),
                                   std::numeric_limits<double>::infinity(),
@@ -198,7 +204,7 @@ BOOST_AUTO_TEST_CASE(contracts_claim_exact_except_nondeterministic) {
       BOOST_TEST_CONTEXT(mutants::bug_name(bug) << " " << dtype_name(t)) {
         BOOST_TEST(c.deterministic);  // nondeterministic's lie, for the rerun check to catch
         const double u_out = t == DType::i32 ? 0.0 : std::ldexp(1.0, -float_format(t).precision);
-        if (bug == Bug::nondeterministic && is_floating(t)) {
+        if ((bug == Bug::nondeterministic || bug == Bug::cancellation) && is_floating(t)) {
           BOOST_TEST((c.chain == NumericContract::Chain::linear));
           BOOST_TEST(c.u_acc == (t == DType::f64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24)));
           BOOST_TEST(c.u_out == (t == DType::f16 || t == DType::bf16 ? u_out : 0.0));
@@ -420,6 +426,30 @@ const BugCase kCases[] = {
      Fill::real, true},
     {Bug::nondeterministic, "conv2d:input=1x6x6x8,filter=3x3x8x4", Fill::small, false},
     {Bug::nondeterministic, "conv2d:input=1x6x6x8,filter=3x3x8x4,dtype=i32", Fill::real, false},
+    // A channel loop blocked by 8 loses its tail block (9 = 8 + 1 channels), in each op's
+    // reduction; a count that is a multiple of 8, or at most 8, has no tail to lose.
+    {Bug::vector_tail, "conv2d:input=1x2x2x9,filter=1x1x9x2", Fill::real, true},
+    {Bug::vector_tail, "conv2d_backprop_input:input=1x2x2x2,filter=1x1x2x9", Fill::real, true},
+    {Bug::vector_tail, "conv2d_backprop_filter:input=1x2x2x9,filter=1x1x9x1", Fill::real, true},
+    {Bug::vector_tail, "conv2d:input=1x2x2x16,filter=1x1x16x2", Fill::real, false},
+    {Bug::vector_tail, "conv2d_backprop_input:input=1x2x2x2,filter=1x1x2x7", Fill::real, false},
+    // A batch loop unrolled by 4 loses images 4.. of 5 or 6; 3, 4 and 8 images have no tail.
+    {Bug::batch_unroll_tail, "conv2d:input=5x2x2x1,filter=1x1x1x1", Fill::real, true},
+    {Bug::batch_unroll_tail, "conv2d_backprop_filter:input=6x2x2x1,filter=1x1x1x1", Fill::real,
+     true},
+    {Bug::batch_unroll_tail, "conv2d:input=8x2x2x1,filter=1x1x1x1", Fill::real, false},
+    {Bug::batch_unroll_tail, "conv2d_backprop_input:input=3x2x2x1,filter=1x1x1x1", Fill::real,
+     false},
+    // 16-bit activation offsets wrap past 2^16 elements (257 x 256 = 65792); 2^16 exactly do not.
+    {Bug::index16, "conv2d:input=1x257x256x1,filter=1x1x1x1", Fill::small, true},
+    {Bug::index16, "conv2d:input=1x256x256x1,filter=1x1x1x1", Fill::small, false},
+    // Quarter-square products: wrong when the roles' scales differ; exact on small integers.
+    {Bug::cancellation, "conv2d:input=1x4x4x8,filter=3x3x8x4", Fill::scaled, true},
+    {Bug::cancellation, "conv2d:input=1x4x4x8,filter=3x3x8x4", Fill::small, false},
+    {Bug::cancellation, "conv2d:input=1x4x4x8,filter=3x3x8x4,dtype=i32", Fill::real, false},
+    // Subnormal results flushed: they show on tiny data and nowhere near it.
+    {Bug::flush_to_zero, "conv2d:input=1x3x3x2,filter=2x2x2x1", Fill::tiny, true},
+    {Bug::flush_to_zero, "conv2d:input=1x3x3x2,filter=2x2x2x1", Fill::real, false},
 };
 
 // The sign a bug leaves when it shows.
