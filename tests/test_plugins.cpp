@@ -176,6 +176,19 @@ BOOST_AUTO_TEST_CASE(same_padding_wrong_fails_with_the_offending_coordinates) {
              Verdict::pass);
 }
 
+// Reruns cross processes: a plugin whose bits depend on its process (and never change within one)
+// is nondeterministic, which reruns inside one host process could not see.
+BOOST_AUTO_TEST_CASE(per_process_state_is_nondeterministic) {
+  auto b = plugin("per_process");
+  const BackendRecord r =
+      check1("conv2d_backprop_input:input=1x9x9x2,filter=3x3x2x3,padding=SAME", *b, FillKind::real);
+  BOOST_TEST(r.verdict == Verdict::fail);
+  BOOST_TEST(r.check == "nondeterministic", r.check << ": " << r.reason);
+  // Each process moves its own element: two differ.
+  BOOST_TEST(has(r.reason, "differs from run 1 in 2 of 162 elements"), r.reason);
+  BOOST_TEST(has(r.repro, "--repeat 20"), r.repro);
+}
+
 BOOST_AUTO_TEST_CASE(onednn_adapter_gives_the_in_process_verdicts) {
   std::unique_ptr<Backend> direct = [] {
     Registry r;
