@@ -37,6 +37,17 @@ enum class Bug {
   cancellation,              // products as ((x+y)^2 - (x-y)^2) / 4 in the accumulation
                              // precision: fine at equal scales, wrong when the roles differ
   flush_to_zero,             // subnormal results flushed to zero (the contract says no FTZ)
+  spatial_unroll_tail,       // output-column loop unrolled by 4: columns past the last full 4
+                             // left out
+  zero_padding_terms,        // padding read as zeros that are multiplied (0 * Inf = NaN where TF
+                             // has no term): forward and backprop filter
+  half_accumulate,           // f16/bf16 running sums rounded to the dtype after every add
+  f64_in_f32,                // f64 computed in float (operands, products and sums)
+  truncate_16bit,            // f16/bf16 results rounded toward zero instead of to nearest even
+  silent_tf32,               // f32 operands rounded to TF32 (11 significant bits) on the way in
+  i32_via_f32,               // int32 sums accumulated in float (exact only below 2^24)
+  lost_update,               // racy accumulation: a partial sum is lost in some elements, a
+                             // different set each run
 };
 
 inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
@@ -58,7 +69,15 @@ inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
                                    Bug::batch_unroll_tail,
                                    Bug::index16,
                                    Bug::cancellation,
-                                   Bug::flush_to_zero};
+                                   Bug::flush_to_zero,
+                                   Bug::spatial_unroll_tail,
+                                   Bug::zero_padding_terms,
+                                   Bug::half_accumulate,
+                                   Bug::f64_in_f32,
+                                   Bug::truncate_16bit,
+                                   Bug::silent_tf32,
+                                   Bug::i32_via_f32,
+                                   Bug::lost_update};
 
 /// "same_pad_before", ...; "none" for Bug::none.
 const char* bug_name(Bug bug);

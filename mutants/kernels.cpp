@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <utility>
 
 #include "core/half.h"
@@ -34,6 +35,13 @@ struct Law {
   bool vector_tail = false;      // vector_tail
   bool batch_tail = false;       // batch_unroll_tail
   bool index16 = false;          // index16
+  bool column_tail = false;      // spatial_unroll_tail
+  bool pad_terms = false;        // zero_padding_terms
+
+  // spatial_unroll_tail: whether output column j is past the last full group of 4.
+  bool lost_column(int64_t j) const {
+    return column_tail && g.OW > 4 && g.OW % 4 != 0 && j >= g.OW - g.OW % 4;
+  }
 
   // vector_tail: whether channel k of a blocked loop over `count` channels is in the lost tail.
   bool lost_channel(int64_t k, int64_t count) const {
@@ -132,6 +140,12 @@ Law make_law(const Problem& p, const Geometry& g, Bug bug) {
     case Bug::index16:
       law.index16 = true;
       break;
+    case Bug::spatial_unroll_tail:
+      law.column_tail = true;
+      break;
+    case Bug::zero_padding_terms:
+      law.pad_terms = true;
+      break;
     default:
       break;  // the other bugs live in the accumulation or in the driver
   }
@@ -154,13 +168,25 @@ struct Forward {
     const int64_t stored = e % g.O, j = e / g.O % g.OW, i = e / (g.O * g.OW) % g.OH,
                   n = e / (g.O * g.OW * g.OH);
     const int64_t o = L.y_logical(stored);
-    if (L.lost_image(n)) return;
+    if (L.lost_image(n) || L.lost_column(j)) return;
+    // zero_padding_terms: a tap on padding multiplies a zero by the filter.
+    auto padding = [&](int64_t a, int64_t b) {
+      if (!L.pad_terms) return;
+      for (int64_t q = 0; q < g.Cf; ++q) f(0.0, w[L.filter_index(a, b, q, o)]);
+    };
     for (int64_t a = 0; a < g.KH; ++a) {
       const int64_t r = i * L.sh + a * L.dh - L.pad_top;
-      if (r < 0 || r >= g.H || (L.drop_last_row && r == g.H - 1)) continue;
+      if (L.drop_last_row && r == g.H - 1) continue;
+      if (r < 0 || r >= g.H) {
+        for (int64_t b = 0; b < g.KW; ++b) padding(a, b);
+        continue;
+      }
       for (int64_t b = 0; b < g.KW; ++b) {
         const int64_t c = j * L.sw + b * L.dw - L.pad_left;
-        if (c < 0 || c >= g.W) continue;
+        if (c < 0 || c >= g.W) {
+          padding(a, b);
+          continue;
+        }
         const int64_t xs = ((n * g.H + r) * g.W + c) * g.C;
         for (int64_t q = 0; q < g.Cf; ++q) {
           if (L.lost_channel(q, g.Cf)) continue;
@@ -197,6 +223,7 @@ struct BackpropInput {
         const int64_t tj = c + L.pad_left - b * L.dw;
         if (tj < 0 || tj % L.sw != 0 || tj / L.sw >= g.OW) continue;
         const int64_t j = tj / L.sw;
+        if (L.lost_column(j)) continue;
         const int64_t dys = ((n * g.OH + i) * g.OW + j) * g.O;
         for (int64_t o = group * pg; o < (group + 1) * pg; ++o) {
           if (L.lost_channel(o - group * pg, pg)) continue;
@@ -228,10 +255,16 @@ struct BackpropFilter {
       for (int64_t i = 0; i < g.OH; ++i) {
         if (L.drop_last_row && i == g.OH - 1) continue;
         const int64_t r = i * L.sh + a * L.dh - L.pad_top;
-        if (r < 0 || r >= g.H) continue;
+        const bool row_padding = r < 0 || r >= g.H;
+        if (row_padding && !L.pad_terms) continue;
         for (int64_t j = 0; j < g.OW; ++j) {
+          if (L.lost_column(j)) continue;
           const int64_t c = j * L.sw + b * L.dw - L.pad_left;
-          if (c < 0 || c >= g.W) continue;
+          if (row_padding || c < 0 || c >= g.W) {
+            // zero_padding_terms: the gradient times a padding zero.
+            if (L.pad_terms) f(dy[((n * g.OH + i) * g.OW + j) * g.O + yc], 0.0);
+            continue;
+          }
           f(dy[L.offset(((n * g.OH + i) * g.OW + j) * g.O + yc)],
             x[L.offset(((n * g.H + r) * g.W + c) * g.C + channel)]);
         }
@@ -248,6 +281,10 @@ enum class Accumulation {
   shuffled,         // nondeterministic: plain sums in a per-run order
   quarter_squares,  // cancellation: plain sums of products formed as ((x+y)^2 - (x-y)^2) / 4
   flushed,          // flush_to_zero: exact, then a subnormal result becomes a zero of its sign
+  dtype_running,    // half_accumulate: the running sum rounded into f16/bf16 after every add
+  in_float,         // f64_in_f32 (operands, products, sums in float) and i32_via_f32
+  truncated,        // truncate_16bit: exact, then rounded toward zero into f16/bf16
+  lost_update,      // lost_update: exact, but some elements lose their last term
 };
 
 // A value of dtype t nearest to v (RN-even), as a double.
@@ -283,7 +320,13 @@ __int128 int_sum(const L& law, int64_t e) {
 template <class L>
 double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run_seed,
                ExactAccumulator& acc, std::vector<double>& products) {
-  if (t == DType::i32) {
+  if (t == DType::i32 && mode == Accumulation::in_float) {
+    float s = 0;  // i32_via_f32: products and sums rounded to 24 bits
+    law.terms(e, [&](double x, double y) { s += static_cast<float>(x) * static_cast<float>(y); });
+    return static_cast<double>(static_cast<int32_t>(
+        static_cast<uint32_t>(static_cast<int64_t>(std::clamp<double>(s, -0x1p62, 0x1p62)))));
+  }
+  if (t == DType::i32 && mode != Accumulation::lost_update) {
     // Integer sums are associative: bf16_running and shuffled have nothing to change here.
     const __int128 sum = int_sum(law, e);
     if (mode == Accumulation::saturate) {
@@ -298,7 +341,42 @@ double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run
     case Accumulation::exact:
     case Accumulation::saturate:
     case Accumulation::flushed:
+    case Accumulation::truncated:
       break;
+    case Accumulation::dtype_running: {
+      float s = 0;
+      law.terms(e, [&](double x, double y) {
+        s = static_cast<float>(
+            round_into(static_cast<double>(s + static_cast<float>(x) * static_cast<float>(y)), t));
+      });
+      return s;
+    }
+    case Accumulation::in_float: {
+      float s = 0;
+      law.terms(e, [&](double x, double y) { s += static_cast<float>(x) * static_cast<float>(y); });
+      return s;
+    }
+    case Accumulation::lost_update: {
+      // A race between two threads' partial sums: in about half the elements (a different set
+      // every run) the last term's update is lost.
+      int64_t n = 0;
+      law.terms(e, [&](double, double) { ++n; });
+      const bool lost =
+          n >= 2 && (splitmix64(run_seed ^ splitmix64(static_cast<uint64_t>(e))) & 1) == 0;
+      int64_t k = 0;
+      acc.clear();
+      __int128 isum = 0;
+      law.terms(e, [&](double x, double y) {
+        if (lost && ++k == n) return;
+        if (t == DType::i32)
+          isum += static_cast<__int128>(static_cast<int64_t>(x) * static_cast<int64_t>(y));
+        else
+          acc.add_product(x, y);
+      });
+      if (t == DType::i32)
+        return static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(isum)));
+      return acc.round_to(t);
+    }
     case Accumulation::bf16_running: {
       // f64 keeps double products and adds; the others add in float (their products are exact
       // in float for f16/bf16 and rounded once for f32). Either way the running sum is rounded
@@ -362,6 +440,8 @@ double element(const L& law, int64_t e, DType t, Accumulation mode, uint64_t run
   const double v = acc.round_to(t);
   if (mode == Accumulation::flushed && std::fabs(v) < std::ldexp(1.0, float_format(t).min_exponent))
     return std::copysign(0.0, v);
+  if (mode == Accumulation::truncated)
+    return round_to_bits(acc.round_to(DType::f64), float_format(t).precision, true);
   return v;
 }
 
@@ -387,13 +467,28 @@ Accumulation accumulation_for(Bug bug, DType t) {
   if (bug == Bug::nondeterministic && is_floating(t)) return Accumulation::shuffled;
   if (bug == Bug::cancellation && is_floating(t)) return Accumulation::quarter_squares;
   if (bug == Bug::flush_to_zero && is_floating(t)) return Accumulation::flushed;
+  const bool sixteen = t == DType::f16 || t == DType::bf16;
+  if (bug == Bug::half_accumulate && sixteen) return Accumulation::dtype_running;
+  if (bug == Bug::truncate_16bit && sixteen) return Accumulation::truncated;
+  if ((bug == Bug::f64_in_f32 && t == DType::f64) || (bug == Bug::i32_via_f32 && t == DType::i32))
+    return Accumulation::in_float;
+  if (bug == Bug::lost_update) return Accumulation::lost_update;
   return Accumulation::exact;
 }
 
 }  // namespace
 
+double round_to_bits(double v, int bits, bool toward_zero) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  int e = 0;
+  const double m = std::ldexp(std::frexp(v, &e), bits);  // |m| in [2^(bits-1), 2^bits)
+  return std::ldexp(toward_zero ? std::trunc(m) : std::round(m), e - bits);
+}
+
 std::vector<double> compute(const Problem& p, const Geometry& g, Bug bug,
                             const CanonicalOperands& c, uint64_t run_seed) {
+  // lost_update's race: a different set of lost updates in every run, in every process.
+  if (bug == Bug::lost_update) run_seed ^= std::random_device{}();
   const Law law = make_law(p, g, bug);
   const Accumulation mode = accumulation_for(bug, p.dtype);
   switch (op_kind(p.op)) {

@@ -24,4 +24,8 @@ using CanonicalOperands = ByRole<std::vector<double>>;
 std::vector<double> compute(const Problem& p, const Geometry& g, Bug bug,
                             const CanonicalOperands& operands, uint64_t run_seed);
 
+/// v rounded to `bits` significant bits, to nearest (ties away from zero; silent_tf32), or toward
+/// zero (truncate_16bit). Finite v only; exponent range unbounded.
+double round_to_bits(double v, int bits, bool toward_zero = false);
+
 }  // namespace convcheck::mutants

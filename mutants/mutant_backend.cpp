@@ -64,6 +64,22 @@ const char* bug_name(Bug bug) {
       return "cancellation";
     case Bug::flush_to_zero:
       return "flush_to_zero";
+    case Bug::spatial_unroll_tail:
+      return "spatial_unroll_tail";
+    case Bug::zero_padding_terms:
+      return "zero_padding_terms";
+    case Bug::half_accumulate:
+      return "half_accumulate";
+    case Bug::f64_in_f32:
+      return "f64_in_f32";
+    case Bug::truncate_16bit:
+      return "truncate_16bit";
+    case Bug::silent_tf32:
+      return "silent_tf32";
+    case Bug::i32_via_f32:
+      return "i32_via_f32";
+    case Bug::lost_update:
+      return "lost_update";
   }
   return "?";
 }
@@ -149,6 +165,8 @@ class MutantBackend : public Backend {
         load_canonical(p, g, r, in.get(r), name() + ": " + op_name(p.op), reads_nchw(p, r));
     if (bug_ == Bug::nan_to_zero)
       for (double& x : out) x = std::isnan(x) ? 0.0 : x;
+    if (bug_ == Bug::silent_tf32 && p.dtype == DType::f32)
+      for (double& x : out) x = mutants::round_to_bits(x, 11);
     return out;
   }
 

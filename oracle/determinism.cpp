@@ -74,7 +74,7 @@ std::string describe_difference(const CheckedProblem& cp, const Tensor& first, c
 }  // namespace
 
 RelationResult determinism_check(Backend& b, const CheckedProblem& cp, const Roles& operands,
-                                 const Tensor& reference, const Tensor& first,
+                                 const Tensor* reference, const Tensor& first,
                                  const NumericContract& k, int runs) {
   RelationResult rel;
   rel.name = "metamorphic:determinism";
@@ -84,7 +84,7 @@ RelationResult determinism_check(Backend& b, const CheckedProblem& cp, const Rol
     const int t = rerun_threads(threads.initial(), r);
     threads.set(t);
     b.start_afresh();
-    const Run again = run_guarded(b, cp, operands, &reference);
+    const Run again = run_guarded(b, cp, operands, reference);
     if (!again.ran || !again.check.empty()) {
       rel.passed = false;
       rel.detail =

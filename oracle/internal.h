@@ -48,7 +48,7 @@ Run run_guarded(Backend& b, const CheckedProblem& p, const Roles& operands,
 /// elements in `residual`, the first one in `detail`) or breaks; not applicable, with what was
 /// seen, when the contract does not claim determinism.
 RelationResult determinism_check(Backend& b, const CheckedProblem& p, const Roles& operands,
-                                 const Tensor& reference, const Tensor& first,
+                                 const Tensor* reference, const Tensor& first,
                                  const NumericContract& k, int runs);
 
 // ---- bounds (bounds.cpp) ----
@@ -89,6 +89,7 @@ struct RelationContext {
   const Tensor& result;        // the backend's result for c.problem
   const NumericContract& contract;
   bool bitwise;  // exact fill: relations must hold bit for bit
+  int runs;      // OracleOptions::runs: above 2, derived runs are repeated and compared too
 };
 std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx);
 std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext& ctx);

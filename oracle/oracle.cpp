@@ -167,8 +167,8 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   }
   if (!run.check.empty()) return finish(Verdict::fail, run.check, run.error);
   // The reruns first: a racy kernel's failure is `nondeterministic`, whatever else it broke.
-  RelationResult determinism = determinism_check(b, j.checked, j.operands, j.ref.result, run.result,
-                                                 k, std::max(j.options.runs, 2));
+  RelationResult determinism = determinism_check(b, j.checked, j.operands, &j.ref.result,
+                                                 run.result, k, std::max(j.options.runs, 2));
   if (determinism.applicable && !determinism.passed) {
     if (j.options.metamorphic) rec.metamorphic.push_back(determinism);
     rec.repro += " --repeat " + std::to_string(std::max(j.options.runs, kReproRuns));
@@ -185,7 +185,8 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   rec.mismatches = cmp.mismatches;
   rec.first = cmp.first;
   ran.push_back({index, run.result, k});
-  const RelationContext ctx{j.c, g, j.operands, j.ref, run.result, k, j.bitwise};
+  const RelationContext ctx{j.c,        g, j.operands, j.ref,
+                            run.result, k, j.bitwise,  std::max(j.options.runs, 2)};
   try {
     if (j.options.adjoint) rec.adjoint = adjoint_checks(b, ctx);
     if (j.options.metamorphic) {

@@ -46,8 +46,11 @@ struct Derived {
   Tensor result;
   RelationResult failure;
 };
+// With more than two runs asked (`check --repeat N`, a repro), the derived run is repeated too
+// and must give the same bits under a deterministic contract: a race in a derived run then fails
+// its relation every time rather than by chance.
 Derived run_checked(Backend& b, const std::string& name, const CheckedProblem& q,
-                    const Roles& operands) {
+                    const Roles& operands, const RelationContext& ctx) {
   Derived d;
   if (Status s = b.can_implement(q); !s.ok()) {
     d.failure = not_applicable(
@@ -60,13 +63,22 @@ Derived run_checked(Backend& b, const std::string& name, const CheckedProblem& q
     d.failure = failed(name, "on " + to_string(q.problem()) + ": " + run.error);
     return d;
   }
+  if (ctx.runs > 2 && ctx.contract.deterministic) {
+    const RelationResult det =
+        determinism_check(b, q, operands, nullptr, run.result, ctx.contract, ctx.runs);
+    if (!det.passed) {
+      d.failure = failed(name, "nondeterministic on " + to_string(q.problem()) + ": " + det.detail);
+      return d;
+    }
+  }
   d.ok = true;
   d.result = std::move(run.result);
   return d;
 }
 // The same for a derived problem not validated yet: an invalid one (e.g. conv2d, O = 0) is not
 // applicable, whichever backend is asked.
-Derived run_derived(Backend& b, const std::string& name, const Problem& q, const Roles& operands) {
+Derived run_derived(Backend& b, const std::string& name, const Problem& q, const Roles& operands,
+                    const RelationContext& ctx) {
   std::optional<CheckedProblem> checked;
   try {
     checked.emplace(q);
@@ -75,7 +87,7 @@ Derived run_derived(Backend& b, const std::string& name, const Problem& q, const
     d.failure = not_applicable(name, to_string(q) + " is not a valid problem: " + e.what());
     return d;
   }
-  return run_checked(b, name, *checked, operands);
+  return run_checked(b, name, *checked, operands, ctx);
 }
 
 RelationResult judge(const std::string& name, const Comparison& c, const std::string& what) {
@@ -208,7 +220,8 @@ Triple derive_triple(Backend& b, const RelationContext& ctx, bool reuse,
       x.have = true;
       continue;
     }
-    Derived d = run_checked(b, std::string("adjoint:") + op_name(x.op), *checked, ctx.operands);
+    Derived d =
+        run_checked(b, std::string("adjoint:") + op_name(x.op), *checked, ctx.operands, ctx);
     if (!d.ok) {
       out.push_back(d.failure);
       continue;
@@ -579,7 +592,8 @@ std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ct
   if ((t == DType::f16 || t == DType::bf16) && !ctx.bitwise) {
     const Roles exact = exact_operands(ctx.c.problem, ctx.g, adjoint_seed(ctx.c.seed),
                                        exact_bits(t, {ctx.contract}));
-    const RelationContext on_exact{ctx.c, ctx.g, exact, ctx.ref, ctx.result, ctx.contract, true};
+    const RelationContext on_exact{ctx.c,      ctx.g,        exact, ctx.ref,
+                                   ctx.result, ctx.contract, true,  ctx.runs};
     return identities(b, on_exact, false, " (16-bit: on exact-fill operands, slack 0)");
   }
   return identities(b, ctx, true, "");
@@ -597,7 +611,7 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
     }
     for (Derivation& d : rel.derive(ctx)) {
       const Roles& ops = d.operands ? *d.operands : ctx.operands;
-      Derived run = run_derived(b, d.name, d.problem, ops);
+      Derived run = run_derived(b, d.name, d.problem, ops, ctx);
       if (!run.ok) {
         out.push_back(run.failure);
         continue;

@@ -114,9 +114,12 @@ FuzzFailure shrink_failure(Backend* b, const rc::Shrinkable<Case>& found, const 
       }
     }
   }
-  // The record's own repro line: it carries what the failure needs (`--repeat` for a
-  // nondeterministic one).
+  // The record's repro line, always with --repeat: a racy backend's failure may come back only by
+  // chance, under any check (a lost update in a derived run fails an adjoint identity in half the
+  // runs, with the same words each time), and on a minimal case the extra runs cost nothing.
   f.repro = f.record.repro.empty() ? repro_line(f.minimal, f.backend) : f.record.repro;
+  if (f.repro.find(" --repeat ") == std::string::npos)
+    f.repro += " --repeat " + std::to_string(kReproRuns);
   return f;
 }
 

@@ -35,7 +35,7 @@ struct FuzzFailure {
   Case minimal;          // after shrinking
   BackendRecord record;  // the oracle's record for the minimal case
   int shrink_steps = 0;
-  std::string repro;  // repro_line(minimal, backend)
+  std::string repro;  // the record's repro line, with --repeat 20 (fuzz.cpp says why)
 };
 
 struct FuzzSummary {

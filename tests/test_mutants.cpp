@@ -450,6 +450,43 @@ const BugCase kCases[] = {
     // Subnormal results flushed: they show on tiny data and nowhere near it.
     {Bug::flush_to_zero, "conv2d:input=1x3x3x2,filter=2x2x2x1", Fill::tiny, true},
     {Bug::flush_to_zero, "conv2d:input=1x3x3x2,filter=2x2x2x1", Fill::real, false},
+    // An output-column loop unrolled by 4 loses columns 4.. of 5 or 6; 3 or 8 columns have none.
+    {Bug::spatial_unroll_tail, "conv2d:input=1x1x5x1,filter=1x1x1x1", Fill::real, true},
+    {Bug::spatial_unroll_tail, "conv2d_backprop_input:input=1x1x5x1,filter=1x1x1x1", Fill::real,
+     true},
+    {Bug::spatial_unroll_tail, "conv2d_backprop_filter:input=1x1x6x1,filter=1x1x1x1", Fill::real,
+     true},
+    {Bug::spatial_unroll_tail, "conv2d:input=1x1x8x1,filter=1x1x1x1", Fill::real, false},
+    {Bug::spatial_unroll_tail, "conv2d:input=1x1x3x1,filter=1x1x1x1", Fill::real, false},
+    // Padding taps multiplied as zeros: NaN where a non-finite filter meets padding; on finite
+    // data a zero term changes nothing.
+    {Bug::zero_padding_terms, "conv2d:input=1x4x4x2,filter=3x3x2x4,padding=SAME", Fill::special,
+     true},
+    {Bug::zero_padding_terms, "conv2d:input=1x4x4x2,filter=3x3x2x4,padding=SAME", Fill::real,
+     false},
+    // A 16-bit running sum; f32 is untouched.
+    {Bug::half_accumulate, "conv2d:input=1x5x5x4,filter=3x3x4x2,dtype=f16", Fill::real, true},
+    {Bug::half_accumulate, "conv2d_backprop_filter:input=1x5x5x4,filter=3x3x4x2,dtype=bf16",
+     Fill::real, true},
+    {Bug::half_accumulate, "conv2d:input=1x5x5x4,filter=3x3x4x2", Fill::real, false},
+    // f64 in float: wrong on real data, exact on small integers, and f32 is untouched.
+    {Bug::f64_in_f32, "conv2d:input=1x3x3x2,filter=2x2x2x2,dtype=f64", Fill::real, true},
+    {Bug::f64_in_f32, "conv2d:input=1x3x3x2,filter=2x2x2x2,dtype=f64", Fill::small, false},
+    {Bug::f64_in_f32, "conv2d:input=1x3x3x2,filter=2x2x2x2", Fill::real, false},
+    // Truncation instead of rounding: wrong on real bf16 data; small exact integers round to
+    // themselves either way.
+    {Bug::truncate_16bit, "conv2d:input=1x5x5x4,filter=3x3x4x2,dtype=bf16", Fill::real, true},
+    {Bug::truncate_16bit, "conv2d:input=1x2x2x1,filter=1x1x1x1,dtype=bf16", Fill::small, false},
+    // f32 operands to 11 bits: wrong on real f32 data; small integers and f64 are untouched.
+    {Bug::silent_tf32, "conv2d:input=1x3x3x2,filter=2x2x2x2", Fill::real, true},
+    {Bug::silent_tf32, "conv2d:input=1x3x3x2,filter=2x2x2x2", Fill::small, false},
+    {Bug::silent_tf32, "conv2d:input=1x3x3x2,filter=2x2x2x2,dtype=f64", Fill::real, false},
+    // int32 through float: products of 2^20-sized values lose bits; sums below 2^24 do not.
+    {Bug::i32_via_f32, "conv2d:input=1x3x3x2,filter=2x2x2x2,dtype=i32", Fill::big_int, true},
+    {Bug::i32_via_f32, "conv2d:input=1x3x3x1,filter=1x1x1x1,dtype=i32", Fill::real, false},
+    // Lost updates, a different set each run; elements of one term have no update to lose.
+    {Bug::lost_update, "conv2d:input=1x6x6x8,filter=3x3x8x4", Fill::real, true},
+    {Bug::lost_update, "conv2d:input=1x3x3x1,filter=1x1x1x1", Fill::real, false},
 };
 
 // The sign a bug leaves when it shows.
@@ -460,6 +497,7 @@ Sign sign_of(Bug bug) {
     case Bug::unwritten_tail:
       return Sign::poison_left;
     case Bug::nondeterministic:
+    case Bug::lost_update:
       return Sign::rerun_differs;
     default:
       return Sign::result_differs;
