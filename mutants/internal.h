@@ -30,6 +30,7 @@ enum class Bug {
   low_precision_accumulate,  // running sum rounded to bf16 after every add (floating dtypes)
   int_saturate,              // int32 sums clamp to [INT32_MIN, INT32_MAX] instead of wrapping
   nondeterministic,          // plain sums, order changes every run (floating; int32 is exact)
+  over_read_by_one,          // also reads the element just past the end of its second operand
 };
 
 inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
@@ -46,7 +47,8 @@ inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
                                    Bug::nan_to_zero,
                                    Bug::low_precision_accumulate,
                                    Bug::int_saturate,
-                                   Bug::nondeterministic};
+                                   Bug::nondeterministic,
+                                   Bug::over_read_by_one};
 
 /// "same_pad_before", ...; "none" for Bug::none.
 const char* bug_name(Bug bug);
