@@ -419,8 +419,16 @@ BOOST_AUTO_TEST_CASE(every_mutant_is_caught) {
       const Case again = case_of_repro(f.repro, &backend);
       BOOST_TEST(backend == "mutant:" + name);
       BOOST_TEST(to_string(again.problem) == to_string(f.minimal.problem));
-      const CaseReport rerun = run_case(again, {mutant.get()});
-      BOOST_TEST(is_failure(rerun.records.at(0).verdict));
+      // A nondeterministic failure need not recur on every run (its summation order changes
+      // with every run of the process, the oracle's page-guarded passes included; issue 15 item
+      // 4 is about making it recur): up to three tries.
+      CaseReport rerun = run_case(again, {mutant.get()});
+      for (int t = 1; t < 3 && !is_failure(rerun.records.at(0).verdict); ++t)
+        rerun = run_case(again, {mutant.get()});
+      BOOST_TEST(is_failure(rerun.records.at(0).verdict),
+                 "the repro gave " << verdict_name(rerun.records.at(0).verdict) << " ["
+                                   << rerun.records.at(0).check << "] "
+                                   << rerun.records.at(0).reason);
       // ...and is the mutant's fault: the reference passes the same case (else the oracle is
       // wrong there, and the mutant's own bug was never seen).
       const std::unique_ptr<Backend> reference = Registry::instance().make("reference");
