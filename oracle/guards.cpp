@@ -17,9 +17,11 @@
 // (reference counted, so concurrent passes on several threads are fine; a handler someone else
 // installs on top meanwhile is left alone); mprotect from a signal handler is a plain system call
 // on Linux; a case whose buffers exceed kPageGuardedBytes (core/limits.h) is not copied, and its
-// record's reason says the passes were skipped. Device backends and plugins are left out: their
-// kernels read device mirrors or a child process's copies (plugins/runner.cpp places those against
-// guard pages itself).
+// record's reason says the passes were skipped, as when CONVCHECK_PAGE_GUARDS=off (for CPU
+// emulators that do not honour masked loads' fault suppression: qemu 7.2's AVX2 vmaskmovps reads
+// the masked-out lanes, so the optimized backend's tails fault there and nowhere natively).
+// Device backends and plugins are left out: their kernels read device mirrors or a child
+// process's copies (plugins/runner.cpp places those against guard pages itself).
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -28,6 +30,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -418,6 +421,10 @@ Run run_guarded(Backend& b, const CheckedProblem& checked, const Roles& operands
     }
   }
   if (!page_guards || !run.check.empty()) return run;
+  if (const char* e = std::getenv("CONVCHECK_PAGE_GUARDS"); e && std::string(e) == "off") {
+    run.note = "the page-guarded passes were skipped: CONVCHECK_PAGE_GUARDS=off";
+    return run;
+  }
   const uint64_t copies = uint64_t{a.bytes()} + c.bytes() + run.result.bytes();
   if (copies > kPageGuardedBytes) {
     run.note =
