@@ -451,6 +451,7 @@ class CudnnBackend final : public Backend {
   }
 
   double last_device_ms() const override { return last_ms_; }
+  bool reads_caller_memory() const override { return false; }  // device mirrors
   DevicePeaks device_peaks() override { return gpu::measure_device_peaks(); }
 
   std::string last_note() const override { return last_note_; }

@@ -122,6 +122,12 @@ class Backend {
     double bandwidth_gbs = 0;
   };
   virtual DevicePeaks device_peaks() { return {}; }
+  /// Whether run() reads and writes the caller's buffers itself, in this process, on the host, so
+  /// that the oracle's page-guarded passes (oracle/guards.cpp: each buffer's end, then its start,
+  /// against a PROT_NONE page) see its reads past either end. false for device backends (their
+  /// kernels read device mirrors) and plugins (a child process reads copies, which the plugin
+  /// runner places against guard pages itself). Default true.
+  virtual bool reads_caller_memory() const { return true; }
 
  private:
   /// The backend's kernel (TF's OpKernel::Compute): run() has checked the operands and the result

@@ -48,6 +48,12 @@ bool memory_limit_is_default();
 /// the largest medium and big cases ~35 MiB.
 inline constexpr uint64_t kFuzzMemoryBytes = uint64_t{512} << 20;
 
+/// The oracle's page-guarded passes (oracle/guards.cpp) copy a case's two operands and result
+/// into mappings flush against PROT_NONE pages only up to this many bytes in all; a bigger case is
+/// judged without them, and a passing record's reason says so. Far below every case but the
+/// `large` suite's, which crosses 2^31 bytes on purpose.
+inline constexpr uint64_t kPageGuardedBytes = uint64_t{256} << 20;
+
 /// What a command does with a problem, which decides the factor (see the file comment).
 enum class MemoryUse {
   compute,  // compute, operands: two operands and the result, a backend's workspace

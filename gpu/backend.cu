@@ -132,6 +132,7 @@ class GpuBackend final : public Backend {
   }
 
   double last_device_ms() const override { return last_ms_; }
+  bool reads_caller_memory() const override { return false; }  // device mirrors
 
   DevicePeaks device_peaks() override { return measure_device_peaks(); }
 

@@ -48,6 +48,7 @@ enum class Bug {
   i32_via_f32,               // int32 sums accumulated in float (exact only below 2^24)
   lost_update,               // racy accumulation: a partial sum is lost in some elements, a
                              // different set each run
+  over_read_by_one,          // also reads the element just past the end of its second operand
 };
 
 inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
@@ -77,7 +78,9 @@ inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
                                    Bug::truncate_16bit,
                                    Bug::silent_tf32,
                                    Bug::i32_via_f32,
-                                   Bug::lost_update};
+                                   Bug::lost_update,
+
+                                   Bug::over_read_by_one};
 
 /// "same_pad_before", ...; "none" for Bug::none.
 const char* bug_name(Bug bug);

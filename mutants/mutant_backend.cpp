@@ -1,6 +1,7 @@
 // The mutant backends' driver: names and registration, contracts, operand validation, layouts
 // (storage <-> canonical) and the result buffer. The bugs that belong to those jobs live here
-// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail); the rest are in kernels.cpp.
+// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail, over_read_by_one); the rest are in
+// kernels.cpp.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -80,6 +81,8 @@ const char* bug_name(Bug bug) {
       return "i32_via_f32";
     case Bug::lost_update:
       return "lost_update";
+    case Bug::over_read_by_one:
+      return "over_read_by_one";
   }
   return "?";
 }
@@ -96,6 +99,8 @@ namespace {
 // Runs differ in their summation order only for Bug::nondeterministic; a process-wide counter
 // (not per instance) so that even a fresh backend for the rerun sees a new order.
 std::atomic<uint64_t> g_run_counter{0};
+// Where over_read_by_one's read goes, so that no compiler drops it.
+std::atomic<unsigned> g_sink{0};
 
 class MutantBackend : public Backend {
  public:
@@ -147,6 +152,7 @@ class MutantBackend : public Backend {
     for (Role r : {io.a, io.b}) {
       c.get(r) = load(p, g, in, r);
     }
+    if (bug_ == Bug::over_read_by_one) read_past_the_end(*in.get(io.b));
     check_result(p, g, io.result_like, result);
     const std::vector<double> values =
         mutants::compute(p, g, bug_, c, g_run_counter.fetch_add(1) + 1);
@@ -168,6 +174,18 @@ class MutantBackend : public Backend {
     if (bug_ == Bug::silent_tf32 && p.dtype == DType::f32)
       for (double& x : out) x = mutants::round_to_bits(x, 11);
     return out;
+  }
+
+  // A loop bound off by one: the element just past the end is read, and its value dropped, so the
+  // result is the reference's and only a guard page right after the operand can tell.
+  static void read_past_the_end(const ConstTensorView& v) {
+    const int64_t n = element_count(v.shape);
+    if (n == 0 || v.data == nullptr) return;
+    const std::size_t w = dtype_size(v.dtype);
+    const volatile unsigned char* past = static_cast<const unsigned char*>(v.data) + n * w;
+    unsigned char sink = 0;
+    for (std::size_t k = 0; k < w; ++k) sink ^= past[k];
+    g_sink.fetch_xor(sink, std::memory_order_relaxed);
   }
 
   void check_result(const Problem& p, const Geometry& g, Role r, const TensorView& result) const {

@@ -32,14 +32,18 @@ struct Run {
   bool ran = false;   // false: crashed (the backend threw)
   std::string error;  // the exception's text, or the guard violation
   std::string check;  // "crashed", "out_of_bounds", "unwritten", "operand_modified", or ""
+  std::string note;   // a check that could not be made (page-guarded passes skipped), or ""
   Tensor result;
   double ms = 0;
 };
 /// Runs `b` on `p` with every buffer inside guard bands and a poisoned result; reports what broke.
 /// `reference` (optional) lets unwritten detection ignore elements whose true value happens to
-/// equal the poison.
-Run run_guarded(Backend& b, const CheckedProblem& p, const Roles& operands,
-                const Tensor* reference);
+/// equal the poison. `page_guards`: when that run broke nothing, run twice more on copies placed
+/// against PROT_NONE pages (start, then end; guards.cpp), so that a read past either end of a
+/// buffer is `out_of_bounds` naming the buffer and the side; only for a backend that
+/// reads_caller_memory().
+Run run_guarded(Backend& b, const CheckedProblem& p, const Roles& operands, const Tensor* reference,
+                bool page_guards = false);
 
 // ---- reruns (determinism.cpp) ----
 /// Runs `b` on the case `runs - 1` more times (other OpenMP thread counts; Backend::start_afresh

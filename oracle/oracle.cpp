@@ -156,7 +156,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
     return finish(Verdict::crashed, "crashed", e.what());
   }
   rec.contract = describe(k);
-  Run run = run_guarded(b, j.checked, j.operands, &j.ref.result);
+  Run run = run_guarded(b, j.checked, j.operands, &j.ref.result, b.reads_caller_memory());
   rec.ms = run.ms;
   if (!run.ran) {
     // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
@@ -214,7 +214,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
                       ? "the result is empty: nothing to compare"
                       : "the exact result is all zeros: too degenerate to judge");
   }
-  return finish(Verdict::pass, "", "");
+  return finish(Verdict::pass, "", run.note);  // a check that could not be made, if any
 }
 
 // The odd one out: with three or more results, one that disagrees with every other while the

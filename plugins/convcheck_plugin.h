@@ -13,9 +13,12 @@
  *
  * convcheck never loads a plugin into its own process. A helper process (convcheck-plugin-host)
  * loads it and calls it; operands and the result live in shared memory surrounded by inaccessible
- * guard pages, and the bytes between a buffer's end and its last page's end hold canaries. So:
- *   - a write past the result (or any access into a guard page) is the verdict
- *     `fail [out_of_bounds]`, a write to an operand (mapped read-only) `fail [operand_modified]`;
+ * guard pages, and the other bytes of a buffer's pages hold canaries. A problem is run with every
+ * buffer starting right after a guard page, and once also with every buffer ending as close to the
+ * next one as 64-byte alignment allows. So:
+ *   - a write past the result, or a read past either end of a buffer that reaches a guard page,
+ *     is the verdict `fail [out_of_bounds]`, a write to an operand (mapped read-only)
+ *     `fail [operand_modified]`;
  *   - a crash (SIGSEGV, SIGABRT, ...) is `crashed`, with the signal; the helper is restarted for
  *     the next call;
  *   - a call that does not return within --plugin-timeout seconds (default 60) is `timeout`; the

@@ -223,8 +223,11 @@ int main(int argc, char** argv) {
           if (req.offset[s] < 0) continue;
           unsigned char* p = g_map + req.offset[s];
           ptr[s] = p;
-          const uint64_t span = round_pages(req.bytes[s], page);
-          if (span && mprotect(p, span, s == pp::kResult ? PROT_READ | PROT_WRITE : PROT_READ)) {
+          // The data's pages (it may start mid-page: placed with its end against a guard page).
+          const uint64_t first = static_cast<uint64_t>(req.offset[s]) / page * page;
+          const uint64_t span = round_pages(req.offset[s] + req.bytes[s], page) - first;
+          if (span && mprotect(g_map + first, span,
+                               s == pp::kResult ? PROT_READ | PROT_WRITE : PROT_READ)) {
             std::snprintf(text, cap, "the plugin host could not protect its buffers: %s",
                           std::strerror(errno));
             ok = false;

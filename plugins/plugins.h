@@ -12,10 +12,13 @@
 //               request and a reply; can_implement and contract answers are cached per problem.
 //   memory      operands and the result live in one memfd (sealed against shrinking, so the
 //               child cannot pull pages from under the harness), mapped by both. Each buffer
-//               starts on a page boundary and is preceded and followed by a guard page the host
-//               maps PROT_NONE; operands are mapped read-only. The bytes from a buffer's end to
-//               its last page's end hold canaries (a position-dependent pattern). The result
-//               starts as the oracle's poisoned buffer, so unwritten elements are still found.
+//               lies in its own pages, preceded and followed by a guard page the host maps
+//               PROT_NONE; operands are mapped read-only. The other bytes of its pages hold
+//               canaries (a position-dependent pattern). The op runs with every buffer starting
+//               on a page boundary, then (once per problem) with every buffer ending as close to
+//               the next guard page as the ABI's 64-byte alignment allows, so a read past either
+//               end faults. The result starts as the oracle's poisoned buffer, so unwritten
+//               elements are still found.
 //   faults      the host's SIGSEGV/SIGBUS/SIGFPE/SIGILL/SIGABRT/SIGTRAP/SIGSYS handler (on an
 //               alternate stack, SA_SIGINFO) sends the signal, the fault address (relative to the
 //               shared mapping) and, on x86-64, whether it was a write, then dies of the signal.

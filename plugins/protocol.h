@@ -12,8 +12,9 @@
 //                                             handler, just before the host dies)
 //
 // Run requests carry the layout of the shared memory: for each role and the result, the byte
-// offset of its data (page aligned, preceded and followed by PROT_NONE guard pages in the host)
-// and its size. The host maps operands read-only and the result read-write.
+// offset of its data (64-byte aligned, in pages of its own preceded and followed by PROT_NONE
+// guard pages in the host) and its size. The host maps operands read-only and the result
+// read-write.
 #pragma once
 
 #include <cstddef>

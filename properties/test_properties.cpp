@@ -422,7 +422,10 @@ BOOST_AUTO_TEST_CASE(every_mutant_is_caught) {
       BOOST_TEST(backend == "mutant:" + name);
       BOOST_TEST(to_string(again.problem) == to_string(f.minimal.problem));
       const CaseReport rerun = run_case(again, {mutant.get()}, repro_options);
-      BOOST_TEST(is_failure(rerun.records.at(0).verdict));
+      BOOST_TEST(is_failure(rerun.records.at(0).verdict),
+                 "the repro gave " << verdict_name(rerun.records.at(0).verdict) << " ["
+                                   << rerun.records.at(0).check << "] "
+                                   << rerun.records.at(0).reason);
       // ...and is the mutant's fault: the reference passes the same case (else the oracle is
       // wrong there, and the mutant's own bug was never seen).
       const std::unique_ptr<Backend> reference = Registry::instance().make("reference");

@@ -305,7 +305,9 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(planted_bugs)
 
 // How a bug shows when it shows: in the result, past the result, or by leaving poison.
-enum class Sign { result_differs, guard_touched, poison_left, rerun_differs };
+// read_past: nothing this file's run can see (the result is the reference's, the bands are
+// untouched); only the oracle's page-guarded passes can (tests/test_oracle.cpp).
+enum class Sign { result_differs, guard_touched, poison_left, rerun_differs, read_past };
 
 struct BugCase {
   Bug bug;
@@ -487,6 +489,10 @@ const BugCase kCases[] = {
     // Lost updates, a different set each run; elements of one term have no update to lose.
     {Bug::lost_update, "conv2d:input=1x6x6x8,filter=3x3x8x4", Fill::real, true},
     {Bug::lost_update, "conv2d:input=1x3x3x1,filter=1x1x1x1", Fill::real, false},
+    // A read one element past the end of the second operand: the result stays the reference's.
+    {Bug::over_read_by_one, "conv2d:input=1x3x3x1,filter=2x2x1x1", Fill::real, true},
+    {Bug::over_read_by_one, "conv2d_backprop_input:input=1x3x3x2,filter=2x2x2x1,dtype=f16",
+     Fill::real, true},
 };
 
 // The sign a bug leaves when it shows.
@@ -499,6 +505,8 @@ Sign sign_of(Bug bug) {
     case Bug::nondeterministic:
     case Bug::lost_update:
       return Sign::rerun_differs;
+    case Bug::over_read_by_one:
+      return Sign::read_past;
     default:
       return Sign::result_differs;
   }
@@ -512,8 +520,9 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
       (c.shows ? shows : hides) += 1;
     }
     BOOST_TEST(shows >= 1, mutants::bug_name(bug) << " has no case where it shows");
-    // oob_write always shows (in the guard band); its cases check the result proper instead.
-    if (bug != Bug::oob_write) {
+    // oob_write always shows (in the guard band), over_read_by_one always reads past the end;
+    // their cases check the result proper instead.
+    if (bug != Bug::oob_write && bug != Bug::over_read_by_one) {
       BOOST_TEST(hides >= 1, mutants::bug_name(bug) << " has no case where it hides");
     }
   }
@@ -558,6 +567,9 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
         }
         case Sign::rerun_differs:
           break;  // each run is still within its declared bound: see the next test
+        case Sign::read_past:
+          BOOST_TEST(!differs, first_difference(first.result, want));
+          break;
       }
     }
   }

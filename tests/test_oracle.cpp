@@ -1,16 +1,21 @@
 // The oracle on hand-made backends: the reference passes every check; each kind of fault gets its
 // own verdict and check name; exact fills are exact; the odd one out is named.
 #define BOOST_TEST_MODULE oracle
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/hash.h"
 #include "core/op_traits.h"
+#include "mutants/mutants.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
@@ -74,6 +79,9 @@ Case make_case(const std::string& text, FillKind fill, uint64_t seed = 3) {
   c.fill = fill;
   return c;
 }
+
+// Where a deliberately wrong read goes, so that no compiler drops it.
+std::atomic<unsigned> g_read_sink{0};
 
 const BackendRecord& only(const CaseReport& r) {
   BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
@@ -214,6 +222,57 @@ BOOST_AUTO_TEST_CASE(out_of_bounds_unwritten_modified_crashed) {
   const BackendRecord& c = only(c_report);
   BOOST_TEST(verdict_name(c.verdict) == std::string("crashed"));
   BOOST_TEST(c.reason.find("boom") != std::string::npos);
+}
+
+// Readable guard bands cannot see a read; the page-guarded passes can, on any thread, naming the
+// buffer and the side, and the SIGSEGV action is the one from before afterwards.
+BOOST_AUTO_TEST_CASE(reads_past_either_end_are_out_of_bounds_naming_role_and_side) {
+  struct sigaction before {};
+  sigaction(SIGSEGV, nullptr, &before);
+  static const bool registered = (register_mutant_backends(Registry::instance()), true);
+  BOOST_REQUIRE(registered);
+  const std::unique_ptr<Backend> over = Registry::instance().make("mutant:over_read_by_one");
+  for (const char* d : {"conv2d:input=1x5x5x3,filter=3x3x3x2",
+                        "conv2d_backprop_input:input=2x6x6x2,filter=3x3x2x3,dtype=f16"}) {
+    const CaseReport r = run_case(make_case(d, FillKind::real), {over.get()});
+    const std::string role = op_io(r.c.problem.op).b == Role::filter ? "filter" : "out_backprop";
+    BOOST_TEST_CONTEXT(d) {
+      BOOST_TEST(only(r).check == "out_of_bounds");
+      BOOST_TEST(only(r).reason.find("1 byte past the end of " + role) != std::string::npos,
+                 only(r).reason);
+    }
+  }
+
+  // One element before the start of the first operand, read on a thread of its own.
+  class UnderReader : public Twisted {
+   public:
+    UnderReader() : Twisted("under", [](const Problem&, TensorView&) {}) {}
+    void compute(const CheckedProblem& p, const Operands& in, TensorView out) override {
+      Twisted::compute(p, in, out);
+      const ConstTensorView* v = in.get(op_io(p.problem().op).a);
+      std::thread([v] {
+        const volatile unsigned char* q = static_cast<const unsigned char*>(v->data);
+        g_read_sink ^= q[-static_cast<std::ptrdiff_t>(dtype_size(v->dtype))];
+      }).join();
+    }
+  } reader;
+  const CaseReport u = run_case(
+      make_case("conv2d_backprop_filter:input=1x5x5x2,filter=2x2x2x2", FillKind::real), {&reader});
+  BOOST_TEST(only(u).check == "out_of_bounds");
+  BOOST_TEST(only(u).reason.find("4 bytes before the start of input") != std::string::npos,
+             only(u).reason);
+
+  // The reference and the optimized backend (OpenMP) read nothing outside their buffers.
+  const std::unique_ptr<Backend> ref = reference_backend(), opt = optimized_backend();
+  for (const char* d : kProblems) {
+    const CaseReport r = run_case(make_case(d, FillKind::real), {ref.get(), opt.get()});
+    for (const BackendRecord& b : r.records) BOOST_TEST(b.check != "out_of_bounds", b.reason);
+  }
+  struct sigaction after {};
+  sigaction(SIGSEGV, nullptr, &after);
+  BOOST_TEST((after.sa_flags & SA_SIGINFO) == (before.sa_flags & SA_SIGINFO));
+  BOOST_TEST(reinterpret_cast<void*>(after.sa_handler) ==
+             reinterpret_cast<void*>(before.sa_handler));
 }
 
 BOOST_AUTO_TEST_CASE(unsupported_and_mistrusted) {

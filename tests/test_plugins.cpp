@@ -150,6 +150,36 @@ BOOST_AUTO_TEST_CASE(out_of_bounds_write_is_caught_by_canary_and_guard_page) {
   BOOST_TEST(has(r.reason, "SIGSEGV"), r.reason);
 }
 
+// A read one element past either end: the canaries never see it, the guard pages do. Past the
+// end only in the run with every buffer's end against a guard page, and only when the size is a
+// multiple of 64 bytes (the ABI's alignment); before the start in the first run, for every size.
+BOOST_AUTO_TEST_CASE(reads_past_either_end_are_out_of_bounds_naming_role_and_side) {
+  auto over = plugin("over_read");
+  // A filter of 16 floats (64 bytes) ends exactly at its guard page.
+  BackendRecord r = check1("conv2d_backprop_input:input=1x5x5x2,filter=2x2x2x2", *over);
+  BOOST_TEST(r.verdict == Verdict::fail);
+  BOOST_TEST(r.check == "out_of_bounds");
+  BOOST_TEST(has(r.reason, "read 1 byte past the end of filter (a guard page)"), r.reason);
+  BOOST_TEST(has(r.reason, "with every buffer's end against a guard page"), r.reason);
+  // 12 floats: the read lands in the 16 canary bytes the alignment leaves, unseen.
+  r = check1("conv2d_backprop_input:input=1x5x5x3,filter=2x2x3x1", *over);
+  BOOST_TEST(r.verdict == Verdict::pass, r.reason);
+
+  auto under = plugin("under_read");
+  for (const char* d : {kSame, "conv2d_backprop_input:input=1x5x5x3,filter=2x2x3x1"}) {
+    r = check1(d, *under);
+    BOOST_TEST(r.verdict == Verdict::fail, d);
+    BOOST_TEST(r.check == "out_of_bounds", d);
+    BOOST_TEST(has(r.reason, "read 4 bytes before the start of out_backprop (a guard page)"),
+               r.reason);
+  }
+  // The example plugin reads nowhere else, in both layouts.
+  auto minimal = plugin("minimal");
+  for (const char* d : {kSame, "conv2d_backprop_input:input=1x5x5x2,filter=2x2x2x2",
+                        "conv2d_backprop_input:input=2x7x7x3,filter=3x3x3x5,stride=2x2"})
+    BOOST_TEST(check1(d, *minimal).verdict == Verdict::pass, d);
+}
+
 BOOST_AUTO_TEST_CASE(operand_write_is_operand_modified) {
   auto b = plugin("operand_write");
   const BackendRecord r = check1(kSame, *b);
