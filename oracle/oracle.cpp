@@ -228,6 +228,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
     for (const RelationResult& r : *list)
       if (r.applicable && !r.passed) {
         const std::string check = r.name, reason = r.detail;
+        if (!r.repro.empty()) rec.repro = r.repro;  // a sequence (the state relation)
         return finish(Verdict::fail, check, reason);
       }
   if (j.degenerate) {
@@ -264,6 +265,13 @@ int odd_one_out(const Problem& p, const ReferenceResult& ref, const std::vector<
 }
 
 }  // namespace
+
+namespace oracle_detail {
+Roles case_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t seed, int p_bits) {
+  return fill == FillKind::exact ? exact_operands(p, g, seed, p_bits)
+                                 : make_operands(p, g, fill, seed, 53, 1.0);
+}
+}  // namespace oracle_detail
 
 CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
                     const OracleOptions& options) {

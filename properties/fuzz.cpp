@@ -114,7 +114,8 @@ FuzzFailure shrink_failure(Backend* b, const rc::Shrinkable<Case>& found, const 
       }
     }
   }
-  f.repro = repro_line(f.minimal, f.backend);
+  // The record's own line: a state relation's replays its sequence (`--after`).
+  f.repro = f.record.repro.empty() ? repro_line(f.minimal, f.backend) : f.record.repro;
   return f;
 }
 

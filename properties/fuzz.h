@@ -35,7 +35,7 @@ struct FuzzFailure {
   Case minimal;          // after shrinking
   BackendRecord record;  // the oracle's record for the minimal case
   int shrink_steps = 0;
-  std::string repro;  // repro_line(minimal, backend)
+  std::string repro;  // the record's: repro_line(minimal, backend), or a state sequence
 };
 
 struct FuzzSummary {
