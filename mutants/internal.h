@@ -30,6 +30,9 @@ enum class Bug {
   low_precision_accumulate,  // running sum rounded to bf16 after every add (floating dtypes)
   int_saturate,              // int32 sums clamp to [INT32_MIN, INT32_MAX] instead of wrapping
   nondeterministic,          // plain sums, order changes every run (floating; int32 is exact)
+  stale_cache,  // returns its last result when the op, dtype, tensor shapes and the operands'
+                // scale (rounded log2 of the rms, count of non-finite values) match the last
+                // call's: never the data itself, nor strides, dilations or padding
 };
 
 inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
@@ -46,7 +49,8 @@ inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
                                    Bug::nan_to_zero,
                                    Bug::low_precision_accumulate,
                                    Bug::int_saturate,
-                                   Bug::nondeterministic};
+                                   Bug::nondeterministic,
+                                   Bug::stale_cache};
 
 /// "same_pad_before", ...; "none" for Bug::none.
 const char* bug_name(Bug bug);
