@@ -31,7 +31,7 @@ enum class Bug {
   int_saturate,              // int32 sums clamp to [INT32_MIN, INT32_MAX] instead of wrapping
   nondeterministic,          // plain sums, order changes every run (floating; int32 is exact)
   stale_cache,  // returns its last result when the op, dtype, tensor shapes and the operands'
-                // scale (rounded log2 of the rms, count of non-finite values) match the last
+                // scale (rounded log2 of the mean |x|, count of non-finite values) match the last
                 // call's: never the data itself, nor strides, dilations or padding
 };
 

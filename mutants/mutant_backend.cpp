@@ -187,10 +187,11 @@ class MutantBackend : public Backend {
 
   // stale_cache's key: what a kernel caching packed operands (or, here, its result) per shape
   // and range might check: op, dtype, tensor shapes, and per operand read the rounded log2 of its
-  // root mean square and its count of non-finite values. Within one case the oracle's derived runs
-  // change the op, the format, the shapes, scale an operand by 2 (linearity: another binade) or
-  // plant a NaN (a non-finite count), so a fresh case passes; another case of the same shapes and
-  // similar data gets the last case's result (the state relation, oracle/state.cpp).
+  // mean |x| and its count of non-finite values (int32: and its share of odd values). Within one
+  // case the oracle's derived runs change the op, the format, the shapes, scale an operand by 2
+  // (linearity: another binade) or plant a NaN (a non-finite count), so a fresh case passes;
+  // another case of the same shapes and similar data gets the last case's result (the state
+  // relation, oracle/state.cpp).
   static std::string cache_key(const Problem& p, const Geometry& g, const OpIO& io,
                                const mutants::CanonicalOperands& c) {
     std::string key = std::string(op_name(p.op)) + " " + dtype_name(p.dtype);
@@ -199,21 +200,29 @@ class MutantBackend : public Backend {
       key += " " + shape_string(Shape(s.begin(), s.end()));
     }
     for (Role r : {io.a, io.b}) {
-      double squares = 0;
-      int64_t finite = 0, non_finite = 0;
-      for (double x : c.get(r)) {
-        if (std::isfinite(x)) {
-          squares += x * x;
-          ++finite;
-        } else {
-          ++non_finite;
-        }
+      const std::vector<double>& v = c.get(r);
+      double largest = 0;
+      int64_t finite = 0, odd = 0;
+      for (double x : v) {
+        if (!std::isfinite(x)) continue;
+        largest = std::max(largest, std::fabs(x));
+        ++finite;
+        odd += std::fmod(x, 2.0) != 0;
       }
-      // log2 of the root mean square, rounded: 2x moves it by exactly one, another draw from the
-      // same fill rarely at all.
-      const double rms = finite ? std::sqrt(squares / static_cast<double>(finite)) : 0.0;
-      key += " " + (rms > 0 ? std::to_string(std::lround(std::log2(rms))) : std::string("0")) +
-             "/" + std::to_string(non_finite);
+      // log2 of the mean |x|, rounded (summed scaled by the largest's binade, so that it cannot
+      // overflow): 2x moves it by exactly one, another draw from the same fill rarely at all.
+      // int32's 2x wraps instead: its key also has the share of odd values, in quarters.
+      std::string scale = "0";
+      if (largest > 0) {
+        const int e = std::ilogb(largest);
+        double sum = 0;
+        for (double x : v)
+          if (std::isfinite(x)) sum += std::ldexp(std::fabs(x), -e);
+        scale = std::to_string(std::lround(std::log2(sum / static_cast<double>(finite)) + e));
+      }
+      key += " " + scale + "/" + std::to_string(static_cast<int64_t>(v.size()) - finite);
+      if (p.dtype == DType::i32)
+        key += "/" + std::to_string(finite ? std::lround(4.0 * odd / finite) : 0);
     }
     return key;
   }

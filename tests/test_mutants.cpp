@@ -503,8 +503,9 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
 
 // stale_cache shows across calls only: a fresh instance gives the reference's result; the next
 // call with the same op, dtype and tensor shapes and operands of the same scale (rounded log2 of
-// the rms, non-finite count) gets the last call's result, whatever the data, strides or padding;
-// another scale recomputes (so linearity's 2x and nan_footprint's NaN see no stale result).
+// the mean |x|, non-finite count) gets the last call's result, whatever the data, strides or
+// padding; another scale recomputes (so linearity's 2x and nan_footprint's NaN see no stale
+// result).
 BOOST_AUTO_TEST_CASE(stale_cache_returns_the_last_result_for_the_same_shapes_and_scale) {
   const Problem p = parse_problem("conv2d:input=1x5x5x2,filter=3x3x2x2");
   // The same tensor shapes (OH = OW = 3), another index law.
