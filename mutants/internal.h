@@ -49,6 +49,9 @@ enum class Bug {
   lost_update,               // racy accumulation: a partial sum is lost in some elements, a
                              // different set each run
   over_read_by_one,          // also reads the element just past the end of its second operand
+  stale_cache,  // returns its last result when the op, dtype, tensor shapes and the operands'
+                // scale (rounded log2 of the mean |x|, count of non-finite values) match the last
+                // call's: never the data itself, nor strides, dilations or padding
 };
 
 inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
@@ -79,8 +82,8 @@ inline constexpr Bug kAllBugs[] = {Bug::same_pad_before,
                                    Bug::silent_tf32,
                                    Bug::i32_via_f32,
                                    Bug::lost_update,
-
-                                   Bug::over_read_by_one};
+                                   Bug::over_read_by_one,
+                                   Bug::stale_cache};
 
 /// "same_pad_before", ...; "none" for Bug::none.
 const char* bug_name(Bug bug);

@@ -26,6 +26,9 @@ int exact_bits(DType t, const std::vector<NumericContract>& contracts);
 /// The exact fill's operands: small integers whose every partial sum, in all three ops of the
 /// triple, fits p_bits (thinned until it does), so every result is exact (fills.cpp).
 Roles exact_operands(const Problem& p, const Geometry& g, uint64_t seed, int p_bits);
+/// A case's operands as run_case fills them (oracle.cpp): the exact fill thinned until every
+/// partial sum of the triple fits `p_bits`, any other fill as make_operands gives it.
+Roles case_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t seed, int p_bits);
 
 // ---- guarded runs (guards.cpp) ----
 struct Run {
@@ -97,5 +100,8 @@ struct RelationContext {
 };
 std::vector<RelationResult> adjoint_checks(Backend& b, const RelationContext& ctx);
 std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext& ctx);
+/// The state relations (state.cpp): "metamorphic:state" (the same problem, other data) and
+/// "metamorphic:state_shapes" (the same tensor shapes, other strides/padding/dilation).
+std::vector<RelationResult> state_checks(Backend& b, const RelationContext& ctx);
 
 }  // namespace convcheck::oracle_detail

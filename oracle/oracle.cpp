@@ -206,6 +206,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
     for (const RelationResult& r : *list)
       if (r.applicable && !r.passed) {
         const std::string check = r.name, reason = r.detail;
+        if (!r.repro.empty()) rec.repro = r.repro;  // a sequence (the state relation)
         return finish(Verdict::fail, check, reason);
       }
   if (j.degenerate) {
@@ -243,6 +244,13 @@ int odd_one_out(const Problem& p, const ReferenceResult& ref, const std::vector<
 
 }  // namespace
 
+namespace oracle_detail {
+Roles case_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t seed, int p_bits) {
+  return fill == FillKind::exact ? exact_operands(p, g, seed, p_bits)
+                                 : make_operands(p, g, fill, seed, 53, 1.0);
+}
+}  // namespace oracle_detail
+
 CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
                     const OracleOptions& options) {
   const CheckedProblem checked(c.problem);
@@ -257,9 +265,8 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
 
   // Who can run it, and under which contracts (the exact fill must suit all of them).
   const Declared declared = declare(backends, checked);
-  const Roles operands = bitwise
-                             ? exact_operands(p, g, c.seed, exact_bits(p.dtype, declared.contracts))
-                             : make_operands(p, g, c.fill, c.seed, 53, 1.0);
+  const Roles operands =
+      case_operands(p, g, c.fill, c.seed, exact_bits(p.dtype, declared.contracts));
   const ReferenceResult ref = reference_of(p, g, operands);
   bool degenerate = ref.result.size() == 0;
   if (!degenerate) {

@@ -11,6 +11,9 @@
 //   metamorphic  transpose = backprop input; depthwise = grouped conv (G = C); NCHW = NHWC
 //                transposed; SAME = its explicit split; VALID on a zero-padded input = EXPLICIT;
 //                NaN footprint; linearity; bitwise rerun for backends that claim determinism
+//   state        the same backend runs another case of the same shapes (other data; other
+//                strides/padding/dilation), judged on its own, then this case again, which must
+//                give its first run's bits (oracle/state.cpp)
 // and gives one verdict per backend, with the repro line that reruns it.
 #pragma once
 
@@ -44,6 +47,14 @@ struct Case {
 
 /// `convcheck check '<descriptor>' --backends <b> --seed <s> --fill <f>`
 std::string repro_line(const Case& c, const std::string& backend);
+/// The same replaying a sequence: `... --after '<descriptor>' --after-seed <s> --after-fill <f>`,
+/// `after` run first on the same backend instance, unjudged (the state relation's repro).
+std::string repro_line(const Case& c, const std::string& backend, const Case& after);
+
+/// Runs `b` on case `c`, its operands filled as run_case fills them for `b` alone, guarded and
+/// unjudged: `check --after` uses it to put a backend in the state a sequence leaves it in. What
+/// went wrong (the backend cannot implement it, threw, broke a guard), or "" when it ran.
+std::string run_unjudged(Backend& b, const Case& c);
 
 enum class Verdict { pass, fail, unsupported, mistrusted, crashed, timeout };
 inline constexpr Verdict kAllVerdicts[] = {Verdict::pass,        Verdict::fail,
@@ -72,6 +83,9 @@ struct RelationResult {
   std::string detail;   // what was compared, and where it broke
   double residual = 0;  // |lhs - rhs| (adjoint), or the largest |a - b| / bound (metamorphic)
   double slack = 0;     // the allowed residual (adjoint), or 1 (metamorphic)
+  /// A repro line of its own when the case's would not replay the failure (the state relation's
+  /// sequence: repro_line(c, b, after)); it becomes the record's `repro`. Not in the JSON form.
+  std::string repro;
 };
 
 struct BackendRecord {

@@ -620,6 +620,7 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
                                 : equal_within_bounds(ctx, d, std::move(run.result)));
     }
   }
+  for (RelationResult& r : state_checks(b, ctx)) out.push_back(std::move(r));
   return out;
 }
 

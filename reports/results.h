@@ -25,7 +25,10 @@
 //   ms              the main run's time (the only field that changes between identical runs)
 //   tf_admission    {cpu: {kind, message}, gpu: {kind, message}}
 //   odd_one_out     the backend that alone disagreed on this case, or null
-//   repro           `convcheck check '<descriptor>' --backends <implementation> --seed S --fill F`
+//   repro           `convcheck check '<descriptor>' --backends <implementation> --seed S --fill F`;
+//                   a state relation's failure (check metamorphic:state*) replays its sequence,
+//                   `... --after '<descriptor2>' --after-seed S2 --after-fill F2`, and may name the
+//                   other case first (oracle/state.cpp)
 // NaN and infinities are written as the strings "nan", "inf", "-inf".
 //
 // Reading is simdjson's (core/json_reader.h; writing is nlohmann's). A 10^6-line, 1.94 GB file

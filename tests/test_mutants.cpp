@@ -493,6 +493,9 @@ const BugCase kCases[] = {
     {Bug::over_read_by_one, "conv2d:input=1x3x3x1,filter=2x2x1x1", Fill::real, true},
     {Bug::over_read_by_one, "conv2d_backprop_input:input=1x3x3x2,filter=2x2x2x1,dtype=f16",
      Fill::real, true},
+    {Bug::stale_cache, "conv2d:input=1x5x5x2,filter=3x3x2x2", Fill::real, false},
+    {Bug::stale_cache, "depthwise_conv2d_backprop_filter:input=2x4x4x2,filter=2x2x2x1", Fill::real,
+     false},
 };
 
 // The sign a bug leaves when it shows.
@@ -519,7 +522,10 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
       if (c.bug != bug) continue;
       (c.shows ? shows : hides) += 1;
     }
-    BOOST_TEST(shows >= 1, mutants::bug_name(bug) << " has no case where it shows");
+    // stale_cache never shows on one call of a fresh instance: see its own test below.
+    if (bug != Bug::stale_cache) {
+      BOOST_TEST(shows >= 1, mutants::bug_name(bug) << " has no case where it shows");
+    }
     // oob_write always shows (in the guard band), over_read_by_one always reads past the end;
     // their cases check the result proper instead.
     if (bug != Bug::oob_write && bug != Bug::over_read_by_one) {
@@ -573,6 +579,37 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
       }
     }
   }
+}
+
+// stale_cache shows across calls only: a fresh instance gives the reference's result; the next
+// call with the same op, dtype and tensor shapes and operands of the same scale (rounded log2 of
+// the mean |x|, non-finite count) gets the last call's result, whatever the data, strides or
+// padding; another scale recomputes (so linearity's 2x and nan_footprint's NaN see no stale
+// result).
+BOOST_AUTO_TEST_CASE(stale_cache_returns_the_last_result_for_the_same_shapes_and_scale) {
+  const Problem p = parse_problem("conv2d:input=1x5x5x2,filter=3x3x2x2");
+  // The same tensor shapes (OH = OW = 3), another index law.
+  const Problem q = parse_problem("conv2d:input=1x5x5x2,filter=3x3x2x2,stride=2x1,padding=1:1:0:0");
+  const std::unique_ptr<Backend> m = mutants::make_mutant(Bug::stale_cache);
+  const Operand2 x = make_operands(p, Fill::real, 1);
+  Operand2 negated = x, doubled = x;
+  for (int64_t i = 0; i < x.a.size(); ++i) {
+    negated.a.set(i, -x.a.get(i));
+    doubled.a.set(i, 2 * x.a.get(i));
+  }
+  const Run first = run_guarded(*m, p, x);
+  BOOST_TEST(same_bits(first.result, reference_of(p, x)),
+             first_difference(first.result, reference_of(p, x)));
+  const Run stale = run_guarded(*m, p, negated);  // same scale: the last result
+  BOOST_TEST(same_bits(stale.result, first.result));
+  BOOST_TEST(!same_bits(stale.result, reference_of(p, negated)));
+  const Run fresh = run_guarded(*m, p, doubled);  // another binade: recomputed
+  BOOST_TEST(same_bits(fresh.result, reference_of(p, doubled)));
+  const Run again = run_guarded(*m, p, doubled);  // the same call: the right result, cached
+  BOOST_TEST(same_bits(again.result, fresh.result));
+  const Run shapes = run_guarded(*m, q, doubled);  // same shapes and scale, another stride: stale
+  BOOST_TEST(same_bits(shapes.result, fresh.result));
+  BOOST_TEST(!same_bits(shapes.result, reference_of(q, doubled)));
 }
 
 // The nondeterministic mutant is caught only by the rerun: each run stays within the plain

@@ -65,8 +65,11 @@ const Command kCommands[] = {
     {"inspect", cmd_inspect, "inspect FILE.npy [--all]",
      "print a .npy file's dtype, shape, stats and values", true},
     {"check", cmd_check,
-     "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--repeat N] [--json]",
-     "judge backends on one case against the exact reference", true},
+     "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--repeat N] [--json]\n"
+     "       [--after PROBLEM2 [--after-seed S2] [--after-fill F2]]",
+     "judge backends on one case against the exact reference\n"
+     "(--after: run each backend on PROBLEM2 first, unjudged, to\n"
+     "replay a sequence; default seed and fill: the case's)", true},
     {"verify", cmd_verify,
      "verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
      "       [--contract f32|tf32|f16|bf16|f64|exact|i32[,...]] [--json]",
@@ -432,8 +435,11 @@ int cmd_check(const Args& args) {
       "backends", po::value<std::string>(), "comma-separated backends")(
       "seed", po::value<uint64_t>()->default_value(1), "seed")(
       "fill", po::value<std::string>()->default_value("exact"), "fill")(
-      "repeat", po::value<int>()->default_value(2), "runs per backend (2..1000)")("json",
-                                                                                  "JSON output");
+      "repeat", po::value<int>()->default_value(2), "runs per backend (2..1000)")(
+      "json", "JSON output")("after", po::value<std::string>(),
+                             "a case run first on each backend, unjudged")(
+      "after-seed", po::value<uint64_t>(), "its seed (default: --seed)")(
+      "after-fill", po::value<std::string>(), "its fill (default: --fill)");
   po::variables_map vm = parse(args, desc, "problem");
   OracleOptions options;
   options.runs = vm["repeat"].as<int>();
@@ -445,12 +451,48 @@ int cmd_check(const Args& args) {
   require_memory(c.problem, geometry(c.problem), MemoryUse::oracle);
   c.seed = vm["seed"].as<uint64_t>();
   c.fill = fill_option(vm);
+  // --after: the state a sequence leaves a backend in (the state relation's repro lines).
+  std::optional<Case> after;
+  if (vm.count("after")) {
+    after = c;
+    after->problem = parse_problem(vm["after"].as<std::string>());
+    require_memory(after->problem, geometry(after->problem), MemoryUse::oracle);
+    if (vm.count("after-seed")) after->seed = vm["after-seed"].as<uint64_t>();
+    if (vm.count("after-fill")) {
+      const std::string f = vm["after-fill"].as<std::string>();
+      const std::optional<FillKind> k = parse_fill(f);
+      if (!k) throw InvalidArgument("--after-fill " + f + ": expected " + fill_names(kOracleFill));
+      after->fill = *k;
+    }
+  } else if (vm.count("after-seed") || vm.count("after-fill")) {
+    throw InvalidArgument("--after-seed and --after-fill need --after PROBLEM2");
+  }
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
-  const CaseReport r = run_case(c, chosen->list, options);
+  std::vector<std::string> after_notes;
+  if (after) {
+    for (Backend* b : chosen->list) {
+      const std::string why = run_unjudged(*b, *after);
+      if (!why.empty()) after_notes.push_back(b->name() + ": the --after case did not run: " + why);
+    }
+  }
+  CaseReport r = run_case(c, chosen->list, options);
+  if (after) {
+    // A failure may need the --after case: replay both (a state relation's own sequence stays;
+    // what follows the case's own line, such as --repeat, is kept).
+    for (BackendRecord& b : r.records) {
+      const std::string own = repro_line(c, b.backend);
+      if (b.repro.rfind(own, 0) == 0 && b.repro.find(" --after ") == std::string::npos)
+        b.repro = repro_line(c, b.backend, *after) + b.repro.substr(own.size());
+    }
+  }
   if (vm.count("json")) {
     std::cout << to_json(r) << "\n";
   } else {
+    if (after)
+      std::cout << "after " << to_string(after->problem) << "  seed " << after->seed << "  fill "
+                << fill_name(after->fill) << " (run first, unjudged)\n";
+    for (const std::string& n : after_notes) std::cout << "  note: " << n << "\n";
     std::cout << to_text(r);
     for (const std::string& s : chosen->skipped) std::cout << "  skipped " << s << "\n";
   }

@@ -61,6 +61,12 @@ expect 2 "--repeat 1: expected a number of runs per backend from 2 to 1000" -- \
 expect 2 "--repeat 1001: expected a number of runs per backend from 2 to 1000" -- \
   check "$SMALL" --backends reference --repeat 1001
 expect 0 "reference: pass" -- check "$SMALL" --backends reference --repeat 3
+expect 2 "--after-seed and --after-fill need --after PROBLEM2" -- \
+  check "$SMALL" --backends reference --after-seed 3
+expect 2 "--after-fill nope: expected exact" -- \
+  check "$SMALL" --backends reference --after "$SMALL" --after-fill nope
+expect 2 "conv2d:input=1x3x3" -- check "$SMALL" --backends reference --after 'conv2d:input=1x3x3'
+expect 0 "reference: pass" -- check "$SMALL" --backends reference --after "$SMALL" --after-seed 9
 expect 2 "--max-bytes '1.5G': unknown suffix '.5G'" -- check "$SMALL" --max-bytes 1.5G
 expect 2 "--max-bytes '99999999999999999999': does not fit in 64 bits" -- \
   check "$SMALL" --max-bytes 99999999999999999999
