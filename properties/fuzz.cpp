@@ -81,10 +81,13 @@ FuzzFailure shrink_failure(Backend* b, const rc::Shrinkable<Case>& found, const 
   // against a pathological tree.
   const int64_t max_attempts = 64 * static_cast<int64_t>(std::max(options.max_shrink_steps, 1));
   int64_t attempts = 0;
+  // A shrink counts only when it fails the same check (no "slippage", as Hypothesis calls it):
+  // else a bug seen by `compare` could shrink into another check's failure on a derived problem
+  // (a state relation's second case, say), and the minimal case would stop showing the bug found.
   auto fails = [&](const Case& c) -> std::optional<BackendRecord> {
     const CaseReport r = run_generated(c, alone, options.oracle);
     const BackendRecord* rec = record_of(r, alone, 0);
-    if (rec != nullptr && is_failure(rec->verdict)) return *rec;
+    if (rec != nullptr && is_failure(rec->verdict) && rec->check == record.check) return *rec;
     return std::nullopt;
   };
   rc::Shrinkable<Case> current = found;
