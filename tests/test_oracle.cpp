@@ -169,6 +169,25 @@ BOOST_AUTO_TEST_CASE(within_a_declared_f32_contract) {
   BOOST_TEST(verdict_name(b.verdict) == std::string("pass"), b.check << ": " << b.reason);
 }
 
+BOOST_AUTO_TEST_CASE(inf_for_a_finite_exact_value_fails_unless_the_bound_reaches_overflow) {
+  // f32 real data is nowhere near 2^128: an Inf is wrong whatever the contract's slack (the
+  // comparison lets an Inf through only where |exact| + bound reaches the dtype's overflow
+  // threshold; tests/test_eigen.cpp has the f16 case that does).
+  NumericContract loose;
+  loose.name = "f32-linear";
+  loose.u_acc = 0x1p-24;
+  Twisted t(
+      "to_inf",
+      [](const Problem&, TensorView& v) {
+        if (elements(v)) static_cast<float*>(v.data)[elements(v) / 2] = INFINITY;
+      },
+      loose);
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::real), {&t});
+  const BackendRecord& b = only(r);
+  BOOST_TEST(verdict_name(b.verdict) == std::string("fail"));
+  BOOST_TEST(b.check == "compare");
+}
+
 BOOST_AUTO_TEST_CASE(exact_fill_demands_bits) {
   NumericContract f32;
   f32.name = "f32-linear";
