@@ -30,6 +30,10 @@ namespace comparators {
 /// Whether any of the three roles has no elements (then the result is zeros, or empty).
 bool any_empty(const Geometry& g);
 
+/// A host comparator's run where a role is empty: writes TF's result (the sum of no terms: zeros;
+/// nothing for an empty result) and returns true; false when every role has elements.
+bool zeros_if_empty(const CheckedProblem& p, TensorView result);
+
 }  // namespace comparators
 
 }  // namespace convcheck

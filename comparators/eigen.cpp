@@ -44,7 +44,7 @@
 // and, for a long reduction, shards it by the thread count, so results may differ in the last
 // bits between thread counts: the contract does not claim determinism (int32 is exact).
 //
-// Empty operands: the sum of no terms, zeros, written here (comparators::any_empty).
+// Empty operands: the sum of no terms, zeros, written here (comparators::zeros_if_empty).
 #include <memory>
 #include <string>
 
@@ -56,7 +56,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -70,7 +69,6 @@ namespace convcheck {
 
 namespace {
 
-using comparators::any_empty;
 using eigen_kernels::Path;
 
 std::string version_string() {
@@ -122,14 +120,8 @@ class EigenBackend : public Backend {
   }
 
   void compute(const CheckedProblem& checked, const Operands& in, TensorView result) override {
+    if (comparators::zeros_if_empty(checked, result)) return;  // a sum of no terms
     const Problem& p = checked.problem();
-    const Geometry& g = checked.geometry();
-    const int64_t result_elements = element_count(result.shape);
-    if (result_elements == 0) return;
-    if (any_empty(g)) {  // a sum of no terms
-      std::memset(result.data, 0, static_cast<std::size_t>(result_elements) * dtype_size(p.dtype));
-      return;
-    }
     std::lock_guard<std::mutex> lock(mutex_);
     const int threads = std::max(1, omp_get_max_threads());
     std::unique_ptr<Pool>& pool = pools_[threads];
