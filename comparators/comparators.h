@@ -7,7 +7,11 @@
 //           (comparators/onednn.cpp). Built only when CMake finds oneDNN.
 //   cudnn   cuDNN 9 on the GPU, FP32 FMA math, TF32 off (comparators/cudnn.cpp). Its library code
 //           is compiled only with a CUDA toolkit and cuDNN.
-// Both are always registered; where the library is missing the backend is unavailable, with why.
+//   eigen   Eigen 3.4's Tensor module on its ThreadPoolDevice, the way TensorFlow's CPU kernels
+//           compute (extract_image_patches, reverse, inflate, contract; comparators/eigen.cpp,
+//           the maths in eigen_kernels.cpp); NCHW shuffled to NHWC and back in its time. Always
+//           built: Eigen is a requirement of the build.
+// All are always registered; where the library is missing the backend is unavailable, with why.
 #pragma once
 
 #include <string>
@@ -19,11 +23,16 @@ namespace convcheck {
 
 void register_onednn_backend(Registry& registry);
 void register_cudnn_backend(Registry& registry);
+void register_eigen_backend(Registry& registry);
 
 namespace comparators {
 
 /// Whether any of the three roles has no elements (then the result is zeros, or empty).
 bool any_empty(const Geometry& g);
+
+/// A host comparator's run where a role is empty: writes TF's result (the sum of no terms: zeros;
+/// nothing for an empty result) and returns true; false when every role has elements.
+bool zeros_if_empty(const CheckedProblem& p, TensorView result);
 
 }  // namespace comparators
 

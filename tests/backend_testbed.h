@@ -19,6 +19,9 @@ struct Expect {
   // An empty or all-zero exact result is the oracle's "degenerate" mistrust: nothing to judge,
   // but guards and poison were still checked. Strict comparator tables want a plain pass.
   bool degenerate_ok = true;
+  // The oracle's "bound" mistrust on a 16-bit dtype: a backend that accumulates in f16 / bf16
+  // (eigen) declares so, and sums longer than 2^(p-1) terms leave its bound meaningless.
+  bool long_16bit_sums_ok = false;
   // Non-empty: the backend may decline the problem, with a can_implement reason naming this
   // (its library: "cuDNN", "oneDNN"); the oracle's record is then "unsupported" with that reason.
   // Empty: the backend must implement it.

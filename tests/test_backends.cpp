@@ -1,8 +1,8 @@
 #define BOOST_TEST_MODULE backends
 // The backend testbed (issue 14 item 7): every registered backend -- reference, optimized, gpu,
-// gpu-tf32, cudnn, onednn -- runs the same case tables (tests/backend_cases.h, grouped by the code
-// path they target) and a sample of suites/conformance.txt through the oracle, with the one check
-// of tests/backend_testbed.h. One suite per backend; CTest runs each as its own test
+// gpu-tf32, cudnn, onednn, eigen -- runs the same case tables (tests/backend_cases.h, grouped by
+// the code path they target) and a sample of suites/conformance.txt through the oracle, with the
+// one check of tests/backend_testbed.h. One suite per backend; CTest runs each as its own test
 // (test_backends_<name>, tests/CMakeLists.txt), labelled like that backend's own tests. A backend
 // that is unavailable here (no device, built without the library) has its suite SKIPPED with the
 // reason, so CTest reports that test skipped, never passed; test_backends_registry (always run)
@@ -49,6 +49,7 @@ Registry& registry() {
     register_gpu_backend(r);
     register_cudnn_backend(r);
     register_onednn_backend(r);
+    register_eigen_backend(r);
     return true;
   }();
   (void)registered;
@@ -89,6 +90,9 @@ struct Subject {
   // known bf16 differences from TF (suites/regressions.txt, tags onednn.bf16_*) that the sample
   // would otherwise hit wherever the suite's lines move.
   const char* no_bf16_sample;
+  // Accumulates f16 and bf16 in the 16-bit type (declared in its contract): the oracle mistrusts
+  // its longer 16-bit sums ("bound"), which this backend's tables then accept.
+  bool accumulates_16bit;
 };
 
 constexpr const char* kPadsWithZeros = "its library pads with zeros (0 * Inf = NaN)";
@@ -98,12 +102,13 @@ constexpr const char* kOnednnBf16 =
 
 // clang-format off
 const Subject kSubjects[] = {
-    {"reference", nullptr,  once,      nullptr,        nullptr},
-    {"optimized", nullptr,  every_isa, nullptr,        nullptr},
-    {"gpu",       nullptr,  once,      nullptr,        nullptr},
-    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr},
-    {"cudnn",     "cuDNN",  once,      kPadsWithZeros, nullptr},
-    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16},
+    {"reference", nullptr,  once,      nullptr,        nullptr,     false},
+    {"optimized", nullptr,  every_isa, nullptr,        nullptr,     false},
+    {"gpu",       nullptr,  once,      nullptr,        nullptr,     false},
+    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr,     false},
+    {"cudnn",     "cuDNN",  once,      kPadsWithZeros, nullptr,     false},
+    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16, false},
+    {"eigen",     nullptr,  once,      nullptr,        nullptr,     true},
 };
 // clang-format on
 
@@ -117,6 +122,7 @@ const Subject* find_subject(const std::string& name) {
 Expect general(const Subject& s) {
   Expect e;
   if (s.library != nullptr) e.declines_naming = s.library;
+  e.long_16bit_sums_ok = s.accumulates_16bit;
   return e;
 }
 
@@ -173,6 +179,7 @@ void run_special_values(const Subject& s) {
 void run_comparator_table(const Subject& s) {
   Expect own;  // a comparator's own f32 table: implemented, and a plain pass
   own.degenerate_ok = s.library == nullptr;
+  own.long_16bit_sums_ok = s.accumulates_16bit;
   for (const std::string& p : comparator_f32_problems()) {
     BOOST_TEST_CONTEXT(p) {
       testbed::expect_pass_exact_and_real(backend(s.name), p, own);
@@ -289,3 +296,4 @@ CONVCHECK_BACKEND_SUITE(gpu, "gpu")
 CONVCHECK_BACKEND_SUITE(gpu_tf32, "gpu-tf32")
 CONVCHECK_BACKEND_SUITE(cudnn, "cudnn")
 CONVCHECK_BACKEND_SUITE(onednn, "onednn")
+CONVCHECK_BACKEND_SUITE(eigen, "eigen")

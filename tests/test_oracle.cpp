@@ -100,6 +100,14 @@ const char* const kProblems[] = {
     "depthwise_conv2d:input=1x4x4x2,filter=2x2x2x2,format=NCHW",
 };
 
+// A contract of f32 accumulation over n terms, any order.
+NumericContract f32_linear() {
+  NumericContract c;
+  c.name = "f32-linear";
+  c.u_acc = 0x1p-24;
+  return c;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(reference_passes)
@@ -154,9 +162,7 @@ BOOST_AUTO_TEST_CASE(off_by_a_little_beyond_the_bound) {
 
 BOOST_AUTO_TEST_CASE(within_a_declared_f32_contract) {
   // The same small nudge passes when the backend declares f32 accumulation over n terms.
-  NumericContract f32;
-  f32.name = "f32-linear";
-  f32.u_acc = 0x1p-24;
+  const NumericContract f32 = f32_linear();
   Twisted t(
       "f32ish",
       [](const Problem&, TensorView& v) {
@@ -169,10 +175,25 @@ BOOST_AUTO_TEST_CASE(within_a_declared_f32_contract) {
   BOOST_TEST(verdict_name(b.verdict) == std::string("pass"), b.check << ": " << b.reason);
 }
 
+BOOST_AUTO_TEST_CASE(inf_for_a_finite_exact_value_fails_unless_the_bound_reaches_overflow) {
+  // f32 real data is nowhere near 2^128: an Inf is wrong whatever the contract's slack (the
+  // comparison lets an Inf through only where |exact| + bound reaches the dtype's overflow
+  // threshold; tests/test_eigen.cpp has the f16 case that does).
+  const NumericContract loose = f32_linear();
+  Twisted t(
+      "to_inf",
+      [](const Problem&, TensorView& v) {
+        if (elements(v)) static_cast<float*>(v.data)[elements(v) / 2] = INFINITY;
+      },
+      loose);
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::real), {&t});
+  const BackendRecord& b = only(r);
+  BOOST_TEST(verdict_name(b.verdict) == std::string("fail"));
+  BOOST_TEST(b.check == "compare");
+}
+
 BOOST_AUTO_TEST_CASE(exact_fill_demands_bits) {
-  NumericContract f32;
-  f32.name = "f32-linear";
-  f32.u_acc = 0x1p-24;
+  const NumericContract f32 = f32_linear();
   Twisted t(
       "ulp",
       [](const Problem&, TensorView& v) {

@@ -187,6 +187,7 @@ void register_builtin_backends() {
   register_reference_backend(Registry::instance());
   register_optimized_backend(Registry::instance());
   register_onednn_backend(Registry::instance());
+  register_eigen_backend(Registry::instance());
   register_gpu_backend(Registry::instance());
   register_cudnn_backend(Registry::instance());
   register_mutant_backends(Registry::instance());

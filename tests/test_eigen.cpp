@@ -1,0 +1,106 @@
+#define BOOST_TEST_MODULE eigen
+// What is special to the "eigen" comparator (comparators/eigen.cpp). Its tables (every op, dtype,
+// format and padding, special values, empty operands, repeated runs, a conformance sample) run in
+// the backend testbed (tests/test_backends.cpp, CTest test_backends_eigen). Here: the facts its
+// contract rests on, measured on the Eigen this build uses, and its thread count.
+#include <omp.h>
+
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "comparators/comparators.h"
+#include "oracle/oracle.h"
+#include "tests/backend_testbed.h"
+
+using namespace convcheck;
+
+namespace {
+
+Backend& eigen() {
+  static std::unique_ptr<Backend> backend = [] {
+    register_eigen_backend(Registry::instance());
+    return Registry::instance().make("eigen");
+  }();
+  return *backend;
+}
+
+// sum over c of x[c] * 1 for x = [big, 1, 1, ..., 1] (n values), through conv2d with a 1x1 filter.
+double big_plus_ones(DType t, double big, int64_t n) {
+  Problem p = parse_problem("conv2d:input=1x1x1x" + std::to_string(n) + ",filter=1x1x" +
+                            std::to_string(n) + "x1");
+  p.dtype = t;
+  const Geometry g = geometry(p);
+  testbed::Operands2 in{Tensor(t, storage_shape(p, g, Role::input)),
+                        Tensor(t, storage_shape(p, g, Role::filter))};
+  for (int64_t i = 0; i < n; ++i) {
+    in.a.set(i, i == 0 ? big : 1.0);
+    in.b.set(i, 1.0);
+  }
+  return testbed::result_of(eigen(), p, in).get(0);
+}
+
+}  // namespace
+
+// The contract says Eigen 3.4 accumulates f16 and bf16 in the 16-bit type. Adding 4095 ones to
+// 2048 (f16) or 256 (bf16), where one more 1 is a tie that rounds back down: an f32 accumulator
+// gives 6143 (4351), rounded once to 6144 (4352); every 16-bit partial sum loses ones. Should a
+// later Eigen accumulate in float, this fails and the contract (eigen.cpp) must follow.
+BOOST_AUTO_TEST_CASE(sixteen_bit_types_accumulate_in_sixteen_bits) {
+  const double f16 = big_plus_ones(DType::f16, 2048, 4096);
+  const double bf16 = big_plus_ones(DType::bf16, 256, 4096);
+  BOOST_TEST_MESSAGE("2048 + 4095 ones in f16: " << f16 << "; 256 + 4095 ones in bf16: " << bf16);
+  BOOST_TEST(f16 < 6144);
+  BOOST_TEST(bf16 < 4352);
+  BOOST_TEST(big_plus_ones(DType::f32, 2048, 4096) == 6143);  // f32 sums stay exact here
+}
+
+// The pool's size is the OpenMP setting every CPU backend follows (the oracle's reruns change it).
+BOOST_AUTO_TEST_CASE(threads_follow_the_openmp_setting) {
+  const int before = omp_get_max_threads();
+  const char* p = "conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x8,stride=2x2,padding=SAME";
+  for (int n : {1, 2, 3}) {
+    omp_set_num_threads(n);
+    const CaseReport r = testbed::check(eigen(), p, FillKind::real, 3);
+    BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass");
+    omp_set_num_threads(n);  // the oracle's reruns leave their own setting behind
+    const Problem pr = parse_problem(p);
+    testbed::result_of(eigen(), pr, testbed::random_operands(pr, 1));
+    const std::string want = std::to_string(n) + (n == 1 ? " thread," : " threads,");
+    BOOST_TEST(eigen().last_note().find(want) != std::string::npos, eigen().last_note());
+  }
+  omp_set_num_threads(before);
+}
+
+// Padding zeros times a non-finite filter element would be NaN where the index law has no term,
+// so a non-finite operand takes the taps path, which forms only the law's terms; finite operands
+// take TF's patches.
+BOOST_AUTO_TEST_CASE(non_finite_operands_take_the_taps_path) {
+  for (const char* p :
+       {"conv2d:input=1x5x5x2,filter=3x3x2x2,padding=SAME",
+        "conv2d_backprop_input:input=1x6x6x2,filter=3x3x2x2,stride=2x2,padding=SAME",
+        "depthwise_conv2d_backprop_filter:input=1x5x5x2,filter=3x3x2x2,padding=SAME"}) {
+    const Problem pr = parse_problem(p);
+    testbed::Operands2 in = testbed::random_operands(pr, 2);
+    testbed::result_of(eigen(), pr, in);
+    BOOST_TEST(eigen().last_note().find("patches") != std::string::npos, eigen().last_note());
+    in.b.set(0, INFINITY);
+    testbed::result_of(eigen(), pr, in);
+    BOOST_TEST(eigen().last_note().find("taps") != std::string::npos, eigen().last_note());
+    for (uint64_t seed : {1, 2, 3}) {
+      const CaseReport r = testbed::check(eigen(), p, FillKind::special, seed);
+      BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass", p << "\n"
+                                                                                 << to_text(r));
+    }
+  }
+}
+
+// Found by `fuzz --backends eigen` (seed 1): the exact value 65505 rounds to 65504 in f16, but
+// partial sums accumulated in f16 round past 65520 and overflow to Inf. The contract allows it
+// (65505 + its bound 483 is past f16's overflow threshold), and the oracle now says so.
+BOOST_AUTO_TEST_CASE(sixteen_bit_overflow_within_the_bound_passes) {
+  const char* p = "depthwise_conv2d:input=1x7x12x2,filter=3x5x2x2,padding=SAME,dtype=f16";
+  const CaseReport r = testbed::check(eigen(), p, FillKind::ramp, 223884878);
+  BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass", to_text(r));
+}
