@@ -5,7 +5,8 @@
 #   bash scripts/conformance-run.sh CONVCHECK OUT-DIR
 # CONVCHECK_LAUNCHER, when set, is a command convcheck is started under, e.g.
 # "qemu-x86_64 -cpu Haswell": the CPU-model matrix (tests/isa/test_isa.sh) runs this very step on
-# emulated CPUs.
+# emulated CPUs. CONVCHECK_BACKENDS, when set, is the --backends list (default: every available
+# backend); the matrix names the ones with run-time ISA dispatch.
 # Exit status: 0 when the report was written, whatever it found (its findings are the report:
 # `convcheck run` itself exits 1 on a failing pair, for CI gating); the run's own code otherwise
 # (2 bad input, 3 a backend unavailable, 130/143 interrupted: rerun to continue).
@@ -23,7 +24,9 @@ if [ -s "$out/results.jsonl" ]; then
   fi
 fi
 rc=0
-"${launcher[@]}" "$cc" run --suite conformance --out "$out" "${resume[@]}" || rc=$?
+backends=()
+[ -n "${CONVCHECK_BACKENDS:-}" ] && backends=(--backends "$CONVCHECK_BACKENDS")
+"${launcher[@]}" "$cc" run --suite conformance --out "$out" "${backends[@]}" "${resume[@]}" || rc=$?
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
   echo "main job: convcheck run exited $rc" >&2
   exit "$rc"
