@@ -11,7 +11,8 @@
 // ISA: the kernels are compiled for AVX-512, AVX2+FMA and portable C++ (see CMakeLists.txt) and
 // chosen at run time (dispatch.h: entered only after the CPU + OS check says yes). Threads: OpenMP,
 // omp_get_max_threads() of them; results are identical for every thread count (each result
-// element's summation order is fixed by the problem alone).
+// element's summation order is fixed by the problem, the ISA and the cache sizes the OS reports,
+// never by the thread count).
 //
 // f64 underflow: when some product of the operands would be subnormal (special values), the
 // operands are first scaled by powers of two (exact) so that none is, and the result scaled back

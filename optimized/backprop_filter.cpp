@@ -34,11 +34,15 @@ namespace convcheck::opt {
 
 namespace {
 
-// Bytes of input and out_backprop rows a thread walks per block: about its L2 when every tap
-// re-reads the block (measured best for 3x3 and 5x5 filters here); an eighth of it for 1x1
-// filters, whose single tap sweeps each block fewer times (measured best for ResNet's 1x1).
-constexpr int64_t kBlockBytes = 1024 * 1024;
-constexpr int64_t kBlockBytesOneTap = 128 * 1024;
+// Bytes of input and out_backprop rows a thread walks per block, from the L2 size the OS reports
+// (internal.h: cache_sizes()): about the L2 when every tap re-reads the block (measured best for
+// 3x3 and 5x5 filters on a 1 MiB L2); an eighth of it for 1x1 filters, whose single tap sweeps
+// each block fewer times (measured best for ResNet's 1x1).
+int64_t block_bytes(int64_t taps) {
+  const int64_t l2 = cache_sizes().l2;
+  return taps == 1 ? l2 / 8 : l2;
+}
+
 // Chunks: kMaxChunks (a multiple of the usual thread counts, for balance) when the activations are
 // at least kChunkRatio times the partial filters, else 1.
 constexpr int64_t kMaxChunks = 8;
@@ -86,8 +90,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   const int64_t span_rows = std::min(g.sh, g.H);
   const int64_t row_bytes =
       (g.OW * g.O + span_rows * g.W * g.C) * static_cast<int64_t>(sizeof(T)) + 1;
-  const int64_t block_rows =
-      std::max<int64_t>(1, (taps == 1 ? kBlockBytesOneTap : kBlockBytes) / row_bytes);
+  const int64_t block_rows = std::max<int64_t>(1, block_bytes(taps) / row_bytes);
   auto kernel = kt.filter[variant];
   const int threads = thread_count();
 

@@ -3,11 +3,18 @@
 // Packing: the filter is packed once per call into panels of NR result channels (the kernel
 // variant that covers the group's channel count), zero beyond the last channel; the packing pass
 // also checks that the filter is finite (else the caller takes its direct path).
-// Blocking: result pixels in tiles of MR; the reduction (taps x kc) in chunks whose packed panel
-// fits half of L2 (whole taps, or slices of one tap's channels when a tap alone is larger); blocks
-// of kTilesPerBlock tiles run through every chunk before the next block, so their result rows stay
-// in cache while the chunk panel is reused by every tile. A tile's first chunk stores, later
-// chunks add: each result element is the sum of its chunk sums in reduction order.
+// Blocking, from the cache sizes the OS reports (internal.h: cache_sizes()):
+//  - the reduction (taps x kc) in chunks whose packed panel fits half of L2 (whole taps, or slices
+//    of one tap's channels when a tap alone is larger);
+//  - result pixels in tiles of MR, and tiles in blocks whose source rows fit a quarter of L2;
+//  - panels in groups whose packed panels together fit half of L2: a block of tiles runs through
+//    every panel of its group (and each panel's chunks) before the next block, so the block's
+//    source rows (out_backprop for backprop input) are read from memory once per group, not once
+//    per panel. When the whole filter fits (a 1x1 or small 3x3 layer) that is once per call: a
+//    plain packed GEMM with each out_backprop panel reused across all result channels.
+// A tile's first chunk stores, later chunks add: each result element is the sum of its chunk sums
+// in reduction order. Only the chunks change the arithmetic, and they depend on the problem and
+// the cache sizes alone.
 // Threads: each (phase, group) splits its pixel tiles into contiguous ranges, one per thread; a
 // tile's arithmetic does not depend on which thread computes it, so results are the same for
 // every thread count.
@@ -23,15 +30,6 @@
 #include "optimized/kernels.h"
 
 namespace convcheck::opt {
-
-namespace {
-
-// Budget of one thread's packed filter chunk, in bytes (half of a 1 MiB L2).
-constexpr int64_t kPanelBytes = 512 * 1024;
-// Pixel tiles that run through all chunks before the next ones (their result rows stay in cache).
-constexpr int64_t kTilesPerBlock = 16;
-
-}  // namespace
 
 template <class T>
 bool run_implicit_gemm(const ImplicitGemm<T>& p) {
@@ -93,14 +91,28 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 
   Buffer<T> zeros(std::max<int64_t>(p.kc, 1));
   zeros.zero();
-  // Reduction chunks: whole taps while a tap's panel slice (kc * NR) fits kPanelBytes, else
-  // slices of one tap's channels; either way the chunk's panel fits kPanelBytes.
-  const int64_t budget =
-      std::max<int64_t>(1, kPanelBytes / (NR * static_cast<int64_t>(sizeof(T))));  // k per chunk
+  const CacheSizes& cache = cache_sizes();
+  const int64_t elem = static_cast<int64_t>(sizeof(T));
+  const int64_t panel_bytes = cache.l2 / 2;
+  // Reduction chunks: whole taps while a tap's panel slice (kc * NR) fits panel_bytes, else
+  // slices of one tap's channels; either way the chunk's panel fits panel_bytes.
+  const int64_t budget = std::max<int64_t>(1, panel_bytes / (NR * elem));  // k per chunk
   const int64_t chunk_taps =
       p.kc <= budget ? std::max<int64_t>(1, budget / std::max<int64_t>(p.kc, 1)) : 1;
   const int64_t slices = p.kc <= budget ? 1 : (p.kc + budget - 1) / budget;
   const int64_t slice_k = (p.kc + slices - 1) / slices;
+  int64_t max_taps = 0;
+  for (int64_t t : ntaps) max_taps = std::max(max_taps, t);
+  // Panels per group: as many whole panels (every tap, all kc) as fit panel_bytes together, in
+  // groups of near-equal size; one when a panel alone is larger.
+  const int64_t panel_size = std::max<int64_t>(1, max_taps * p.kc * NR * elem);
+  const int64_t max_group = std::clamp<int64_t>(panel_bytes / panel_size, 1, nblocks);
+  const int64_t ngroups = (nblocks + max_group - 1) / max_group;
+  const int64_t group_size = (nblocks + ngroups - 1) / ngroups;
+  // Tiles per block: the block's source rows (MR rows of a chunk's k per tap) fit a quarter of L2.
+  const int64_t tile_bytes =
+      std::max<int64_t>(1, MR * std::min(max_taps, chunk_taps) * std::min(p.kc, slice_k) * elem);
+  const int64_t tiles_per_block = std::clamp<int64_t>(cache.l2 / 4 / tile_bytes, 4, 64);
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
@@ -109,8 +121,6 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 #else
     const int tid = 0, nt = 1;
 #endif
-    int64_t max_taps = 0;
-    for (int64_t t : ntaps) max_taps = std::max(max_taps, t);
     std::vector<const T*> a(static_cast<std::size_t>(MR * std::min(max_taps, chunk_taps) + MR));
     std::vector<T*> c(static_cast<std::size_t>(MR));
     std::vector<int64_t> pn(MR), pu(MR), pv(MR);
@@ -125,50 +135,54 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
       const int64_t tap_groups = std::max<int64_t>(1, (ntaps[i] + chunk_taps - 1) / chunk_taps);
       for (int64_t g = 0; g < p.groups; ++g) {
         const T* src_g = p.src + g * p.kc;
-        for (int64_t nb = 0; nb < nblocks; ++nb) {
-          const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
-          const int64_t col0 = g * p.cols + nb * NR;
-          IgemmTile<T> tile;
-          tile.nr = std::min(NR, p.cols - nb * NR);
-          for (int64_t tb = t0; tb < t1; tb += kTilesPerBlock) {
-            for (int64_t ch = 0; ch < tap_groups * slices; ++ch) {
-              const int64_t tap0 = ch / slices * chunk_taps;
-              const int64_t tap1 = std::min(ntaps[i], tap0 + chunk_taps);
-              const int64_t k0 = ch % slices * slice_k;
-              tile.taps = tap1 - tap0;
-              tile.kc = std::min(slice_k, p.kc - k0);
-              tile.b = panel + (tap0 * p.kc + k0) * NR;
-              tile.accumulate = ch > 0;
-              for (int64_t t = tb; t < std::min(t1, tb + kTilesPerBlock); ++t) {
-                const int64_t m0 = t * MR;
-                const int64_t mr = std::min(MR, M - m0);
-                for (int64_t m = 0; m < MR; ++m) {
-                  const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
-                  pn[m] = pix / (ph.rows * ph.cols);
-                  pu[m] = pix / ph.cols % ph.rows;
-                  pv[m] = pix % ph.cols;
-                  c[m] = p.result +
-                         ((pn[m] * p.res_h + ph.row0 + pu[m] * ph.row_step) * p.res_w + ph.col0 +
-                          pv[m] * ph.col_step) *
-                             p.res_c +
-                         col0;
-                }
-                for (int64_t tt = tap0; tt < tap1; ++tt) {
-                  const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
+        for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
+          const int64_t nb1 = std::min(nblocks, nb0 + group_size);
+          for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
+            const int64_t te = std::min(t1, tb + tiles_per_block);
+            for (int64_t nb = nb0; nb < nb1; ++nb) {
+              const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
+              const int64_t col0 = g * p.cols + nb * NR;
+              IgemmTile<T> tile;
+              tile.nr = std::min(NR, p.cols - nb * NR);
+              for (int64_t ch = 0; ch < tap_groups * slices; ++ch) {
+                const int64_t tap0 = ch / slices * chunk_taps;
+                const int64_t tap1 = std::min(ntaps[i], tap0 + chunk_taps);
+                const int64_t k0 = ch % slices * slice_k;
+                tile.taps = tap1 - tap0;
+                tile.kc = std::min(slice_k, p.kc - k0);
+                tile.b = panel + (tap0 * p.kc + k0) * NR;
+                tile.accumulate = ch > 0;
+                for (int64_t t = tb; t < te; ++t) {
+                  const int64_t m0 = t * MR;
+                  const int64_t mr = std::min(MR, M - m0);
                   for (int64_t m = 0; m < MR; ++m) {
-                    const int64_t sr = pu[m] * ph.src_row_step + ro;
-                    const int64_t sc = pv[m] * ph.src_col_step + co;
-                    a[(tt - tap0) * MR + m] =
-                        ((sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
-                             ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
-                             : zeros.data()) +
-                        k0;
+                    const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
+                    pn[m] = pix / (ph.rows * ph.cols);
+                    pu[m] = pix / ph.cols % ph.rows;
+                    pv[m] = pix % ph.cols;
+                    c[m] = p.result +
+                           ((pn[m] * p.res_h + ph.row0 + pu[m] * ph.row_step) * p.res_w + ph.col0 +
+                            pv[m] * ph.col_step) *
+                               p.res_c +
+                           col0;
                   }
+                  for (int64_t tt = tap0; tt < tap1; ++tt) {
+                    const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
+                    for (int64_t m = 0; m < MR; ++m) {
+                      const int64_t sr = pu[m] * ph.src_row_step + ro;
+                      const int64_t sc = pv[m] * ph.src_col_step + co;
+                      a[(tt - tap0) * MR + m] =
+                          ((sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
+                               ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
+                               : zeros.data()) +
+                          k0;
+                    }
+                  }
+                  tile.a = a.data();
+                  tile.c = c.data();
+                  tile.mr = mr;
+                  kernel(tile);
                 }
-                tile.a = a.data();
-                tile.c = c.data();
-                tile.mr = mr;
-                kernel(tile);
               }
             }
           }

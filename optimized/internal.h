@@ -57,6 +57,14 @@ T* scratch_array(ScratchSlot slot, int64_t n) {
   return static_cast<T*>(scratch(slot, static_cast<std::size_t>(n > 0 ? n : 1) * sizeof(T)));
 }
 
+/// Per-core data cache sizes in bytes (L1 data, L2), read once at run time from the OS
+/// (sysconf, else /sys/devices/system/cpu/cpu0/cache; else 32 KiB and 256 KiB). The blocking of
+/// the GEMM-shaped ops is chosen from them; nothing assumes one machine's numbers.
+struct CacheSizes {
+  int64_t l1d = 0, l2 = 0;
+};
+const CacheSizes& cache_sizes();
+
 /// Threads for the backend's parallel regions: OpenMP's current maximum, or 1 when called from
 /// inside a parallel region.
 int thread_count();

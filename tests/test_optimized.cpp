@@ -4,8 +4,8 @@
 // NCHW, empty tensors, the direct path for non-finite filters) pass through the oracle under
 // every ISA this machine runs, and per dtype, in the backend testbed (tests/test_backends.cpp,
 // CTest test_backends_optimized). Here: determinism (bitwise equal results across runs and across
-// thread counts), the SIMD half conversions against core/half.h, the declared contracts, and the
-// per-ISA dispatch tables.
+// thread counts), the SIMD half conversions against core/half.h, the declared contracts, the
+// per-ISA dispatch tables, and the blocking of the GEMM-shaped paths under every ISA.
 #include <omp.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "core/cpu.h"
 #include "core/half.h"
 #include "optimized/dispatch.h"
+#include "optimized/internal.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
 #include "tests/backend_testbed.h"
@@ -205,4 +206,50 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
       BOOST_CHECK_NO_THROW(Registry::instance().make("optimized"));
     }
   }
+}
+
+// The blocking of the GEMM-shaped paths (implicit_gemm.cpp, backprop_filter.cpp), chosen from the
+// cache sizes the OS reports: 1x1 layers (the whole packed filter in one panel group: a plain
+// packed GEMM, each out_backprop row reused across every panel), panel and pixel-tile tails
+// (channels not a multiple of any NR, pixels not a multiple of MR), several panel groups and
+// reduction slices (a wide 3x3), 1x1 strided (a GEMM per stride phase, zero phases included),
+// 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels), and
+// backprop filter's reduction split into chunks (long reduction, small filter) with tails. Each
+// through the oracle under every ISA this machine runs, the special fill (NaN, Inf) included, and
+// bitwise identical for 1, 2 and 3 threads.
+BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
+  BOOST_TEST(opt::cache_sizes().l1d > 0);
+  BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
+  const char* const problems[] = {
+      "conv2d_backprop_input:input=2x7x9x64,filter=1x1x64x256",
+      "conv2d_backprop_input:input=3x5x7x37,filter=1x1x37x83",
+      "conv2d_backprop_input:input=1x4x5x256,filter=3x3x256x200,padding=SAME",
+      "conv2d_backprop_input:input=2x9x9x20,filter=1x1x20x24,stride=2x2",
+      "conv2d_backprop_input:input=2x9x8x20,filter=1x1x20x24,stride=3x2,padding=VALID",
+      "conv2d_backprop_input:input=2x6x7x16,filter=1x1x16x40,padding=1:2:0:1",
+      "conv2d_transpose:input=2x7x9x37,filter=1x1x37x83",
+      "conv2d_backprop_filter:input=4x16x16x8,filter=1x1x8x16",
+      "conv2d_backprop_filter:input=3x11x13x37,filter=1x1x37x83",
+      "conv2d_backprop_filter:input=2x9x9x20,filter=1x1x20x24,stride=2x2,padding=1:1:1:1",
+      "conv2d_backprop_filter:input=8x12x12x7,filter=3x3x7x9,padding=SAME",
+  };
+  const int saved = omp_get_max_threads();
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    const std::string context = std::string("isa ") + opt::isa_name(isa);
+    for (const char* text : problems) {
+      omp_set_num_threads(2);
+      testbed::expect_pass_exact_and_real(optimized(), text, {}, context);
+      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, context);
+      const Problem p = parse_problem(text);
+      const std::vector<unsigned char> first = result_bytes(p);
+      for (int threads : {1, 3}) {
+        omp_set_num_threads(threads);
+        BOOST_TEST((result_bytes(p) == first),
+                   context << ": " << text << " with " << threads << " threads");
+      }
+    }
+  }
+  opt::clear_isa_limit();
+  omp_set_num_threads(saved);
 }

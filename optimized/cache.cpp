@@ -1,0 +1,77 @@
+// The data cache sizes the blocking is chosen from (internal.h: cache_sizes()), read once at run
+// time: sysconf's glibc names first, then the kernel's description of cpu0's caches in sysfs, then
+// a documented fallback.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "optimized/internal.h"
+
+namespace convcheck::opt {
+
+namespace {
+
+// Used when neither source reports a size: small enough for every x86-64 core of the last decade
+// (a guess too small costs some speed; one too large costs more).
+constexpr int64_t kFallbackL1d = 32 * 1024;
+constexpr int64_t kFallbackL2 = 256 * 1024;
+
+int64_t from_sysconf(int name) {
+#if defined(__GLIBC__)
+  const long v = sysconf(name);
+  return v > 0 ? static_cast<int64_t>(v) : 0;
+#else
+  (void)name;
+  return 0;
+#endif
+}
+
+// The size of cpu0's level-`level` data (or unified) cache from sysfs, 0 when not found.
+int64_t from_sysfs(int level) {
+  for (int index = 0; index < 8; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream lv(dir + "/level"), type(dir + "/type"), size(dir + "/size");
+    int l = 0;
+    std::string t, s;
+    if (!(lv >> l) || !(type >> t) || !(size >> s)) continue;
+    if (l != level || t == "Instruction") continue;
+    int64_t n = 0;
+    std::size_t i = 0;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) n = n * 10 + (s[i] - '0');
+    if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) n *= 1024;
+    if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) n *= 1024 * 1024;
+    if (n > 0) return n;
+  }
+  return 0;
+}
+
+int64_t level_size(int level, int sysconf_name, int64_t fallback) {
+  int64_t n = from_sysconf(sysconf_name);
+  if (n <= 0) n = from_sysfs(level);
+  return n > 0 ? n : fallback;
+}
+
+}  // namespace
+
+const CacheSizes& cache_sizes() {
+  static const CacheSizes sizes = [] {
+    CacheSizes c;
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    c.l1d = level_size(1, _SC_LEVEL1_DCACHE_SIZE, kFallbackL1d);
+    c.l2 = level_size(2, _SC_LEVEL2_CACHE_SIZE, kFallbackL2);
+#else
+    c.l1d = level_size(1, -1, kFallbackL1d);
+    c.l2 = level_size(2, -1, kFallbackL2);
+#endif
+    // Clamped to sane ranges, with the L2 at least twice the L1 (the blocking assumes L2 > L1).
+    c.l1d = std::clamp<int64_t>(c.l1d, 4 * 1024, 1024 * 1024);
+    c.l2 = std::clamp<int64_t>(c.l2, 2 * c.l1d, 64 * 1024 * 1024);
+    return c;
+  }();
+  return sizes;
+}
+
+}  // namespace convcheck::opt
