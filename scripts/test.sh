@@ -7,7 +7,8 @@
 # Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli,
 # fuzz, isa: the CPU-model matrix under qemu-user and the GPU architectures in the fatbinary).
 # The `large` label (suites/large.txt: 2^24 elements, 2^31 bytes) is left out:
-# `CONVCHECK_LARGE=1 ctest --test-dir build -L large`.
+# `CONVCHECK_LARGE=1 ctest --test-dir build -L large`; so is `long` (mutation_conformance: every
+# mutant through the whole conformance suite, ~10 minutes): `CONVCHECK_LONG=1 ctest --test-dir build -L long`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -15,14 +16,14 @@ jobs=$(nproc)
 
 cmake -S . -B build -G Ninja -DCONVCHECK_WERROR=ON
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j "$jobs" -LE large ${CTEST_ARGS:-}
+ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_ARGS:-}
 
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j "$jobs"
 # Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same code paths).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large' ${CTEST_ARGS:-}
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long' ${CTEST_ARGS:-}
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
   bash scripts/tsan.sh
