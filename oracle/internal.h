@@ -103,5 +103,7 @@ std::vector<RelationResult> metamorphic_checks(Backend& b, const RelationContext
 /// The state relations (state.cpp): "metamorphic:state" (the same problem, other data) and
 /// "metamorphic:state_shapes" (the same tensor shapes, other strides/padding/dilation).
 std::vector<RelationResult> state_checks(Backend& b, const RelationContext& ctx);
+/// A relation that does not apply here, and why (relations.cpp).
+RelationResult not_applicable(std::string name, std::string why);
 
 }  // namespace convcheck::oracle_detail

@@ -13,8 +13,6 @@
 
 namespace convcheck::oracle_detail {
 
-namespace {
-
 RelationResult not_applicable(std::string name, std::string why) {
   RelationResult r;
   r.name = std::move(name);
@@ -22,6 +20,8 @@ RelationResult not_applicable(std::string name, std::string why) {
   r.detail = std::move(why);
   return r;
 }
+
+namespace {
 
 RelationResult failed(std::string name, std::string detail) {
   RelationResult r;

@@ -211,23 +211,12 @@ std::vector<RelationResult> state_checks(Backend& b, const RelationContext& ctx)
   std::vector<RelationResult> out;
   for (const Variant& v : kVariants) {
     if (ctx.result.size() == 0) {
-      RelationResult r;
-      r.name = v.name;
-      r.applicable = false;
-      r.detail = "the result is empty";
-      out.push_back(r);
+      out.push_back(not_applicable(v.name, "the result is empty"));
       continue;
     }
     const Other other = v.other(b, ctx);
-    if (!other.c) {
-      RelationResult r;
-      r.name = v.name;
-      r.applicable = false;
-      r.detail = other.how;
-      out.push_back(r);
-      continue;
-    }
-    out.push_back(run_after(b, ctx, v.name, *other.c, other.how));
+    out.push_back(other.c ? run_after(b, ctx, v.name, *other.c, other.how)
+                          : not_applicable(v.name, other.how));
   }
   return out;
 }
