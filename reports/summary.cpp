@@ -148,13 +148,7 @@ json::Value environment() {
   e["cores"] = cores;
   e["cpu_features"] = cpu_features().describe();
   e["gpu"] = gpu_description();
-#if defined(__clang__)
-  e["compiler"] = std::string("clang ") + __VERSION__;
-#elif defined(__GNUC__)
-  e["compiler"] = std::string("g++ ") + __VERSION__;
-#else
-  e["compiler"] = __VERSION__;
-#endif
+  e["compiler"] = build_info::compiler();
   e["boost"] = boost_version();
   e["eigen"] = build_info::kEigen;
   e["rapidcheck"] = build_info::kRapidCheck;

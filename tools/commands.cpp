@@ -34,6 +34,7 @@
 #include "plugins/plugins.h"
 #include "properties/fuzz.h"
 #include "reference/reference.h"
+#include "tools/options.h"
 #include "tools/verify.h"
 
 namespace po = boost::program_options;
@@ -42,70 +43,109 @@ namespace convcheck::cli {
 
 namespace {
 
-// The commands, once: dispatch, the usage text and which take --max-bytes come from this table.
-// `synopsis` may continue on lines of its own ("\n" then 7 spaces); "{oracle fills}" and
-// "{operands fills}" in it become the fills' names (oracle/fills.h); `summary` (may be empty, may
-// have several lines) is printed from column 41.
+// The commands, once: dispatch, the usage text, each command's --help (with its option table,
+// tools/options.h) and which take --max-bytes come from this table. `synopsis` may continue on
+// lines of its own ("\n" then 7 spaces); "{oracle fills}" and "{operands fills}" in it become the
+// fills' names (oracle/fills.h); `summary` (may be empty, may have several lines) is printed from
+// column 41 in the usage and under the synopsis in --help; `example` lines follow "convcheck ".
 struct Command {
-  const char* name;
+  CommandHelp help;
   int (*fn)(const Args&);
-  const char* synopsis;
-  const char* summary;
-  bool takes_max_bytes;  // allocates a problem's tensors: --max-bytes applies
 };
 
+const char* const kRunDetails =
+    "Writes, in DIR:\n"
+    "  results.jsonl  one JSON object per (case, backend), appended as each case ends\n"
+    "  run.json       what was run, where and when (the only file with wall-clock times)\n"
+    "  summary.json   verdict counts by op, dtype and backend; coverage; environment\n"
+    "  junit.xml      one testcase per (case, backend)\n"
+    "  report.html    one self-contained page\n"
+    "\n"
+    "Progress goes to stderr (one updating line on a terminal, else a line per 10 % or 30 s).\n"
+    "A failing run prints its first failures with their repro lines after the counts.\n"
+    "SIGINT/SIGTERM (or a closed stdout, SIGPIPE): stops after the case in flight, writes the\n"
+    "reports of what finished and exits 130/143/141; --resume continues. A second signal ends\n"
+    "the process at once (results.jsonl keeps every finished case).\n"
+    "exit codes: 0 all pass (unsupported and mistrusted do not fail a run), 1 a failure, crash or\n"
+    "timeout, 2 bad usage or input, 3 a named backend is unavailable, 130/143 interrupted.\n";
+
+#define CONVCHECK_BI "'conv2d_backprop_input:input=1x4x4x1,filter=2x2x1x1'"
 // clang-format off
 const Command kCommands[] = {
-    {"list", cmd_list, "list", "backends (with availability), ops, dtypes", false},
-    {"compute", cmd_compute,
-     "compute PROBLEM --backend B [--input F] [--filter F] [--out-backprop F] --output F",
-     "run one op on .npy operands (only the two it reads)", true},
-    {"operands", cmd_operands, "operands PROBLEM --fill {operands fills} [--seed S] --dir D",
-     "write the operands PROBLEM reads as D/<role>.npy", true},
-    {"inspect", cmd_inspect, "inspect FILE.npy [--all]",
-     "print a .npy file's dtype, shape, stats and values", true},
-    {"check", cmd_check,
-     "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--repeat N] [--json]\n"
-     "       [--after PROBLEM2 [--after-seed S2] [--after-fill F2]]",
-     "judge backends on one case against the exact reference\n"
-     "(--after: run each backend on PROBLEM2 first, unjudged, to\n"
-     "replay a sequence; default seed and fill: the case's)", true},
-    {"verify", cmd_verify,
-     "verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
-     "       [--contract f32|tf32|f16|bf16|f64|exact|i32[,...]] [--json]",
-     "judge a result computed elsewhere (a .npy file)", true},
-    {"fuzz", cmd_fuzz,
-     "fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR] [--shard K/N]\n"
-     "       [--resume]",
-     "random cases; each failure shrunk to a minimal repro", true},
-    {"bench", cmd_bench,
-     "bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]", "",
-     true},
-    {"run", cmd_run,
-     "run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] "
-     "[--shard K/N]",
-     "a suite through the oracle; writes results.jsonl,\n"
-     "summary.json, junit.xml, report.html in DIR", true},
-    {"report", cmd_report, "report html DIR | diff A B [--json] | merge DIR... --out DIR",
-     "re-render, compare two runs, merge shards", false},
+    {{"list", "list", "backends (with availability), ops, dtypes", "list", false, ""}, cmd_list},
+    {{"compute",
+      "compute PROBLEM --backend B [--input F] [--filter F] [--out-backprop F] --output F",
+      "run one op on .npy operands (only the two it reads)",
+      "operands " CONVCHECK_BI " --fill ramp --dir ops\n"
+      "compute " CONVCHECK_BI " --backend reference --filter ops/filter.npy "
+      "--out-backprop ops/out_backprop.npy --output dx.npy", true, ""}, cmd_compute},
+    {{"operands", "operands PROBLEM --fill {operands fills} [--seed S] --dir D",
+      "write the operands PROBLEM reads as D/<role>.npy",
+      "operands 'conv2d:input=1x5x5x2,filter=3x3x2x4,padding=SAME' --fill random --seed 7 --dir ops",
+      true, ""}, cmd_operands},
+    {{"inspect", "inspect FILE.npy [--all]",
+      "print a .npy file's dtype, shape, stats and values", "inspect dx.npy --all", true, ""},
+     cmd_inspect},
+    {{"check",
+      "check PROBLEM [--backends a,b] [--seed S] [--fill {oracle fills}] [--repeat N] [--json]\n"
+      "       [--after PROBLEM2 [--after-seed S2] [--after-fill F2]]",
+      "judge backends on one case against the exact reference\n"
+      "(--after: run each backend on PROBLEM2 first, unjudged, to\n"
+      "replay a sequence; default seed and fill: the case's)",
+      "check 'conv2d_backprop_input:input=2x7x7x8,filter=3x3x8x4,stride=2x2,padding=SAME' "
+      "--backends reference,optimized --fill real", true, ""}, cmd_check},
+    {{"verify",
+      "verify PROBLEM [--input F] [--filter F] [--out-backprop F] --result F\n"
+      "       [--contract f32|tf32|f16|bf16|f64|exact|i32[,...]] [--json]",
+      "judge a result computed elsewhere (a .npy file)",
+      "verify " CONVCHECK_BI " --filter ops/filter.npy --out-backprop ops/out_backprop.npy "
+      "--result dx.npy --contract f32,exact", true, ""}, cmd_verify},
+    {{"fuzz",
+      "fuzz [--backends a,b] [--cases N | --time SECONDS] [--seed S] [--out DIR] [--shard K/N]\n"
+      "       [--resume]",
+      "random cases; each failure shrunk to a minimal repro",
+      "fuzz --backends reference,optimized --cases 200 --seed 7 --out fuzz-7\n"
+      "fuzz --backends reference,optimized --cases 200 --seed 7 --out fuzz-7 --resume", true, ""},
+     cmd_fuzz},
+    {{"bench",
+      "bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]",
+      "", "bench --suite perf_cpu --backends optimized,onednn --reps 5", true, ""}, cmd_bench},
+    {{"run",
+      "run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] [--shard K/N]",
+      "a suite through the oracle; writes results.jsonl,\n"
+      "summary.json, junit.xml, report.html in DIR",
+      "run --suite smoke --backends reference,optimized --out /tmp/smoke\n"
+      "run --suite smoke --backends reference,optimized --out /tmp/smoke --resume", true,
+      kRunDetails},
+     cmd_run},
+    {{"report", "report html DIR | diff A B [--json] | merge DIR... --out DIR",
+      "re-render, compare two runs, merge shards",
+      "report html /tmp/smoke\nreport diff /tmp/smoke-v1 /tmp/smoke\n"
+      "report merge shard-1 shard-2 --out merged", false, ""}, cmd_report},
+};
+
+// `report`'s own commands: their help (tools/report.cpp dispatches them).
+const CommandHelp kReportCommands[] = {
+    {"report html", "report html DIR",
+     "re-render summary.json, junit.xml and report.html from DIR/results.jsonl and run.json",
+     "report html /tmp/smoke", false, ""},
+    {"report diff", "report diff A B [--json]",
+     "compare run B with run A (records matched by descriptor, seed, fill, backend): new\n"
+     "failures, fixed cases, bound usage grown > 2x and > 0.5, and per backend and op a median\n"
+     "slowdown beyond the run-to-run noise measured from the per-case spread; exit 1 on a\n"
+     "regression, 0 otherwise",
+     "report diff /tmp/smoke-v1 /tmp/smoke", false, ""},
+    {"report merge", "report merge DIR... --out DIR",
+     "join the directories of `run --shard K/N` runs of one suite and backend set into one report",
+     "report merge shard-1 shard-2 shard-3 --out merged", false, ""},
 };
 // clang-format on
+#undef CONVCHECK_BI
 
 const Command* find_command(const std::string& name) {
   for (const Command& c : kCommands)
-    if (name == c.name) return &c;
+    if (name == c.help.name) return &c;
   return nullptr;
-}
-
-// A synopsis with its fill lists written out.
-std::string synopsis_of(const Command& c) {
-  std::string s = std::string("  ") + c.synopsis;
-  for (const auto& [slot, use] :
-       {std::pair{"{oracle fills}", kOracleFill}, std::pair{"{operands fills}", kOperandsFill}}) {
-    const std::size_t at = s.find(slot);
-    if (at != std::string::npos) s.replace(at, std::strlen(slot), fill_names(use, "|", "|"));
-  }
-  return s;
 }
 
 // The fills each --fill takes, one a line with its help (oracle/fills.h).
@@ -122,11 +162,15 @@ std::string fill_help() {
 
 std::string usage() {
   constexpr std::size_t kColumn = 41;
-  std::string o = "usage: convcheck <command> [options]\n\ncommands:\n";
+  std::string o =
+      "usage: convcheck <command> [options]\n"
+      "       convcheck <command> --help     the command's options, their defaults, an example\n"
+      "       convcheck --version            version, commit, compiler, ISA, CUDA and oneDNN\n"
+      "\ncommands:\n";
   for (const Command& c : kCommands) {
-    std::string synopsis = synopsis_of(c);
+    std::string synopsis = "  " + synopsis_text(c.help);
     const std::size_t last_line = synopsis.rfind('\n') + 1;  // 0 when there is one line
-    std::string summary = c.summary;
+    std::string summary = c.help.summary;
     if (summary.empty()) {
       o += synopsis + "\n";
       continue;
@@ -144,7 +188,7 @@ std::string usage() {
   o += fill_help();
   std::string takers;
   for (const Command& c : kCommands)
-    if (c.takes_max_bytes) takers += (takers.empty() ? "" : ", ") + std::string(c.name);
+    if (c.help.takes_max_bytes) takers += (takers.empty() ? "" : ", ") + std::string(c.help.name);
   o +=
       "\n"
       "PROBLEM is a descriptor, e.g. "
@@ -162,23 +206,29 @@ std::string usage() {
   return o;
 }
 
-// Parses `args` against `desc` with one positional argument named `positional` (if non-null).
-po::variables_map parse(const Args& args, const po::options_description& desc,
-                        const char* positional) {
-  po::positional_options_description pos;
-  if (positional) pos.add(positional, 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
-  return vm;
-}
-
 std::string require(const po::variables_map& vm, const char* key, const char* what) {
   if (!vm.count(key)) throw InvalidArgument(std::string("missing ") + what);
   return vm[key].as<std::string>();
 }
 
 }  // namespace
+
+const CommandHelp* command_help(const std::string& name) {
+  if (const Command* c = find_command(name)) return &c->help;
+  for (const CommandHelp& c : kReportCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
+
+std::string synopsis_text(const CommandHelp& c) {
+  std::string s = c.synopsis;
+  for (const auto& [slot, use] :
+       {std::pair{"{oracle fills}", kOracleFill}, std::pair{"{operands fills}", kOperandsFill}}) {
+    const std::size_t at = s.find(slot);
+    if (at != std::string::npos) s.replace(at, std::strlen(slot), fill_names(use, "|", "|"));
+  }
+  return s;
+}
 
 void register_builtin_backends() {
   static bool done = false;
@@ -195,6 +245,8 @@ void register_builtin_backends() {
 }
 
 int cmd_list(const Args& args) {
+  parse_options("list", args.empty() || args[0] == "--help" || args[0] == "-h" ? args : Args{},
+                po::options_description("list"));  // --help
   if (!args.empty()) throw InvalidArgument("list takes no arguments, got '" + args[0] + "'");
   std::cout << "backends:\n";
   // A backend refused by its configuration (e.g. CONVCHECK_OPTIMIZED_ISA above the CPU) is shown
@@ -262,15 +314,32 @@ void OperandFiles::read(const std::string& path, const Problem& p, const Geometr
   ++count;
 }
 
+void add_operand_options(po::options_description& desc) {
+  for (Role r : {Role::input, Role::filter, Role::out_backprop}) {
+    std::string readers;  // the ops that read role r (core/op_traits.h)
+    for (Op op : kAllOps) {
+      const OpIO io = op_io(op);
+      if (io.a == r || io.b == r)
+        readers += (readers.empty() ? "" : ", ") + std::string(op_name(op));
+    }
+    desc.add_options()(
+        role_option(r), po::value<std::string>()->value_name("F"),
+        (std::string(role_name(r)) + " .npy (required when the op reads it: " + readers + ")")
+            .c_str());
+  }
+}
+
 int cmd_compute(const Args& args) {
   po::options_description desc("compute");
-  desc.add_options()("problem", po::value<std::string>(), "descriptor")(
-      "backend", po::value<std::string>(), "backend name")("input", po::value<std::string>(),
-                                                           "input .npy")(
-      "filter", po::value<std::string>(), "filter .npy")("out-backprop", po::value<std::string>(),
-                                                         "out_backprop .npy")(
-      "output", po::value<std::string>(), "result .npy to write");
-  po::variables_map vm = parse(args, desc, "problem");
+  // clang-format off
+  desc.add_options()
+      ("problem", po::value<std::string>(), "descriptor")
+      ("backend", po::value<std::string>()->value_name("B"), "backend name, see `list` (required)")
+      ("output", po::value<std::string>()->value_name("F"),
+       "result .npy to write (required)");
+  // clang-format on
+  add_operand_options(desc);
+  po::variables_map vm = parse_options("compute", args, desc, "problem");
   const CheckedProblem checked(parse_problem(require(vm, "problem", "PROBLEM (a descriptor)")));
   const Problem& p = checked.problem();
   const Geometry& g = checked.geometry();
@@ -317,12 +386,16 @@ int cmd_compute(const Args& args) {
 
 int cmd_operands(const Args& args) {
   po::options_description desc("operands");
-  desc.add_options()("problem", po::value<std::string>(), "descriptor")(
-      "fill", po::value<std::string>()->default_value("ramp"),
-      fill_names(kOperandsFill, " | ", " | ").c_str())(
-      "seed", po::value<uint64_t>()->default_value(1), "seed for random")(
-      "dir", po::value<std::string>(), "output directory");
-  po::variables_map vm = parse(args, desc, "problem");
+  const std::string fills = "TF's test fill: " + fill_names(kOperandsFill, ", ", " or ");
+  // clang-format off
+  desc.add_options()
+      ("problem", po::value<std::string>(), "descriptor")
+      ("fill", po::value<std::string>()->value_name("F")->default_value("ramp"), fills.c_str())
+      ("seed", po::value<uint64_t>()->value_name("S")->default_value(1), "seed of the random fill")
+      ("dir", po::value<std::string>()->value_name("D"),
+       "output directory, created if missing (required)");
+  // clang-format on
+  po::variables_map vm = parse_options("operands", args, desc, "problem");
   const Problem p = parse_problem(require(vm, "problem", "PROBLEM (a descriptor)"));
   const Geometry g = geometry(p);
   require_memory(p, g, MemoryUse::compute);
@@ -350,8 +423,9 @@ int cmd_operands(const Args& args) {
 
 int cmd_inspect(const Args& args) {
   po::options_description desc("inspect");
-  desc.add_options()("file", po::value<std::string>(), ".npy file")("all", "print every value");
-  po::variables_map vm = parse(args, desc, "file");
+  desc.add_options()("file", po::value<std::string>(), ".npy file")(
+      "all", "print every value (default: the first 16)");
+  po::variables_map vm = parse_options("inspect", args, desc, "file");
   const std::string path = require(vm, "file", "FILE.npy");
   const Tensor t = read_npy(path);
   double sum = 0, lo = INFINITY, hi = -INFINITY;
@@ -421,6 +495,9 @@ std::optional<Chosen> choose_backends(const po::variables_map& vm) {
 
 namespace {
 
+const char* const kBackendsHelp =
+    "comma-separated backends, see `list` (default: every available non-family backend)";
+
 FillKind fill_option(const po::variables_map& vm) {
   const std::string f = vm["fill"].as<std::string>();
   std::optional<FillKind> k = parse_fill(f);
@@ -432,16 +509,22 @@ FillKind fill_option(const po::variables_map& vm) {
 
 int cmd_check(const Args& args) {
   po::options_description desc("check");
-  desc.add_options()("problem", po::value<std::string>(), "descriptor")(
-      "backends", po::value<std::string>(), "comma-separated backends")(
-      "seed", po::value<uint64_t>()->default_value(1), "seed")(
-      "fill", po::value<std::string>()->default_value("exact"), "fill")(
-      "repeat", po::value<int>()->default_value(2), "runs per backend (2..1000)")(
-      "json", "JSON output")("after", po::value<std::string>(),
-                             "a case run first on each backend, unjudged")(
-      "after-seed", po::value<uint64_t>(), "its seed (default: --seed)")(
-      "after-fill", po::value<std::string>(), "its fill (default: --fill)");
-  po::variables_map vm = parse(args, desc, "problem");
+  const std::string fills = "the operands' fill: " + fill_names(kOracleFill, ", ", " or ");
+  // clang-format off
+  desc.add_options()
+      ("problem", po::value<std::string>(), "descriptor")
+      ("backends", po::value<std::string>()->value_name("a,b"), kBackendsHelp)
+      ("seed", po::value<uint64_t>()->value_name("S")->default_value(1), "the case's seed")
+      ("fill", po::value<std::string>()->value_name("F")->default_value("exact"), fills.c_str())
+      ("repeat", po::value<int>()->value_name("N")->default_value(2),
+       "runs per backend, 2 to 1000 (a difference between runs is nondeterminism)")
+      ("json", "print the case report as JSON (default: text)")
+      ("after", po::value<std::string>()->value_name("PROBLEM2"),
+       "a case run first on each backend, unjudged (default: none)")
+      ("after-seed", po::value<uint64_t>()->value_name("S2"), "its seed (default: --seed)")
+      ("after-fill", po::value<std::string>()->value_name("F2"), "its fill (default: --fill)");
+  // clang-format on
+  po::variables_map vm = parse_options("check", args, desc, "problem");
   OracleOptions options;
   options.runs = vm["repeat"].as<int>();
   if (options.runs < 2 || options.runs > 1000)
@@ -504,13 +587,21 @@ int cmd_check(const Args& args) {
 
 int cmd_fuzz(const Args& args) {
   po::options_description desc("fuzz");
-  desc.add_options()("backends", po::value<std::string>(), "comma-separated backends")(
-      "cases", po::value<int64_t>(), "number of cases")("time", po::value<double>(), "seconds")(
-      "seed", po::value<uint64_t>()->default_value(1), "seed")("out", po::value<std::string>(),
-                                                               "directory for failures.jsonl")(
-      "shard", po::value<std::string>(), "K/N: run case i when i mod N == K-1")(
-      "resume", "continue the campaign recorded in --out DIR/fuzz.json");
-  po::variables_map vm = parse(args, desc, nullptr);
+  // clang-format off
+  desc.add_options()
+      ("backends", po::value<std::string>()->value_name("a,b"), kBackendsHelp)
+      ("cases", po::value<int64_t>()->value_name("N"),
+       "number of cases (default: 100 unless --time is given)")
+      ("time", po::value<double>()->value_name("SECONDS"),
+       "draw cases for this long instead (default: off)")
+      ("seed", po::value<uint64_t>()->value_name("S")->default_value(1), "seed of the case stream")
+      ("out", po::value<std::string>()->value_name("DIR"),
+       "keep DIR/failures.jsonl and DIR/fuzz.json (default: none, so no --resume)")
+      ("shard", po::value<std::string>()->value_name("K/N"),
+       "run case i of the stream when i mod N == K-1 (default: 1/1)")
+      ("resume", "continue the campaign recorded in --out DIR/fuzz.json (default: off)");
+  // clang-format on
+  po::variables_map vm = parse_options("fuzz", args, desc, nullptr);
   if (memory_limit() < kFuzzMemoryBytes) {  // generated problems stay below this (core/limits.h)
     throw ResourceLimit("fuzz needs a memory limit of at least " + format_bytes(kFuzzMemoryBytes) +
                         " (its generated cases stay below that), got --max-bytes " +
@@ -607,14 +698,19 @@ int cmd_fuzz(const Args& args) {
 
 int cmd_bench(const Args& args) {
   po::options_description desc("bench");
-  desc.add_options()("suite", po::value<std::string>(), "suite name or file")(
-      "backends", po::value<std::string>(),
-      "comma-separated backends; the second is the comparator")("threads", po::value<int>(),
-                                                                "OpenMP threads (default: all)")(
-      "reps", po::value<int>()->default_value(10), "timed runs per backend")(
-      "warmup", po::value<int>()->default_value(2), "untimed runs per backend first")(
-      "json", "one JSON object per (problem, backend)");
-  po::variables_map vm = parse(args, desc, nullptr);
+  // clang-format off
+  desc.add_options()
+      ("suite", po::value<std::string>()->value_name("NAME|FILE"),
+       "a suite in suites/ (perf_cpu, perf_gpu, ...) or a suite file (required)")
+      ("backends", po::value<std::string>()->value_name("a,b"),
+       "comma-separated backends; the second is the comparator (required)")
+      ("threads", po::value<int>()->value_name("T"), "OpenMP threads (default: all)")
+      ("reps", po::value<int>()->value_name("N")->default_value(10), "timed runs per backend")
+      ("warmup", po::value<int>()->value_name("W")->default_value(2),
+       "untimed runs per backend first")
+      ("json", "one JSON object per (problem, backend) (default: a table)");
+  // clang-format on
+  po::variables_map vm = parse_options("bench", args, desc, nullptr);
   const Suite suite = read_suite(require(vm, "suite", "--suite NAME|FILE"));
   for (const SuiteEntry& e : suite.entries) {  // every problem, before any is measured
     try {
@@ -697,7 +793,7 @@ namespace {
 // options stay as they were; other commands reject it as an unknown option.
 void take_max_bytes(const std::string& command, Args& args) {
   const Command* c = find_command(command);
-  if (c == nullptr || !c->takes_max_bytes) return;
+  if (c == nullptr || !c->help.takes_max_bytes) return;
   const std::string flag = "--max-bytes";
   for (std::size_t i = 0; i < args.size();) {
     std::string value;
@@ -736,8 +832,20 @@ int run(int argc, char** argv) {
       std::cout << usage();
       return kOk;
     }
-    std::cerr << "convcheck: unknown command '" << command << "'\n" << usage();
+    if (command == "--version" || command == "version") {
+      std::cout << version_text();
+      return kOk;
+    }
+    std::vector<std::string> names;
+    for (const Command& c : kCommands) names.push_back(c.help.name);
+    const std::string near = nearest(command, names);
+    std::cerr << "convcheck: unknown command '" << command << "'"
+              << (near.empty() ? "" : "; did you mean " + near + "?") << "\n"
+              << usage();
     return kBadInput;
+  } catch (const HelpShown& h) {
+    std::cout << h.text;
+    return kOk;
   } catch (const InvalidArgument& e) {
     std::cerr << "convcheck " << command << ": error: " << e.what() << "\n";
     return kBadInput;

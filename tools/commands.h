@@ -3,6 +3,7 @@
 // (message on stderr), 3 a requested backend is unavailable; 4 an internal error (a convcheck bug).
 #pragma once
 
+#include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <memory>
 #include <optional>
@@ -84,6 +85,10 @@ struct OperandFiles {
 /// dtype f64 ('<f8'), expected f32 ('<f4') for <descriptor>".
 Tensor read_npy_of_dtype(const std::string& what, const std::string& path, const Problem& p,
                          Layout layout);
+
+/// --input, --filter, --out-backprop (compute, verify): each role's .npy file, with the ops that
+/// read it in its help.
+void add_operand_options(boost::program_options::options_description& desc);
 
 /// Registers every backend built into this binary.
 void register_builtin_backends();

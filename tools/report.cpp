@@ -23,6 +23,7 @@
 #include "reports/results.h"
 #include "reports/summary.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace po = boost::program_options;
 
@@ -40,27 +41,31 @@ const char* kReportHelp =
     "         new failures, fixed cases, bound usage grown > 2x and > 0.5, and per backend and\n"
     "         op a median slowdown beyond the run-to-run noise measured from the per-case\n"
     "         spread; exit 1 on a regression, 0 otherwise\n"
-    "  merge  join the directories of `run --shard K/N` runs into one report in --out\n";
+    "  merge  join the directories of `run --shard K/N` runs into one report in --out\n"
+    "\n"
+    "convcheck report html|diff|merge --help: that command's options and an example\n";
 
 int report_html_cmd(const Args& args) {
-  if (args.size() != 1) throw InvalidArgument("report html takes one directory (a run's --out)");
-  const reports::RunDir run = reports::read_run_dir(args[0]);
+  po::options_description desc("report html");
+  desc.add_options()("dir", po::value<std::vector<std::string>>(), "a run's --out directory");
+  const po::variables_map vm = parse_options("report html", args, desc, "dir", -1);
+  if (!vm.count("dir") || vm["dir"].as<std::vector<std::string>>().size() != 1)
+    throw InvalidArgument("report html takes one directory (a run's --out)");
+  const std::string dir = vm["dir"].as<std::vector<std::string>>()[0];
+  const reports::RunDir run = reports::read_run_dir(dir);
   if (run.truncated_tail)
-    std::cerr << "report: " << args[0] << "/results.jsonl: the last line was cut short; ignored\n";
-  reports::write_reports(args[0], run.info, run.records);
-  std::cout << "report: " << run.records.size() << " records; wrote " << args[0]
+    std::cerr << "report: " << dir << "/results.jsonl: the last line was cut short; ignored\n";
+  reports::write_reports(dir, run.info, run.records);
+  std::cout << "report: " << run.records.size() << " records; wrote " << dir
             << "/summary.json, junit.xml, report.html\n";
   return kOk;
 }
 
 int report_diff_cmd(const Args& args) {
   po::options_description desc("report diff");
-  desc.add_options()("dirs", po::value<std::vector<std::string>>(), "A B")("json", "JSON output");
-  po::positional_options_description pos;
-  pos.add("dirs", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  desc.add_options()("dirs", po::value<std::vector<std::string>>(), "A B")(
+      "json", "print the differences as JSON (default: text)");
+  const po::variables_map vm = parse_options("report diff", args, desc, "dirs", -1);
   const std::vector<std::string> dirs =
       vm.count("dirs") ? vm["dirs"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (dirs.size() != 2) throw InvalidArgument("report diff takes two run directories, A and B");
@@ -75,12 +80,9 @@ int report_diff_cmd(const Args& args) {
 int report_merge_cmd(const Args& args) {
   po::options_description desc("report merge");
   desc.add_options()("dirs", po::value<std::vector<std::string>>(), "shard directories")(
-      "out", po::value<std::string>(), "merged report directory");
-  po::positional_options_description pos;
-  pos.add("dirs", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+      "out", po::value<std::string>()->value_name("DIR"),
+      "the merged report's directory, empty or new (required)");
+  const po::variables_map vm = parse_options("report merge", args, desc, "dirs", -1);
   if (!vm.count("dirs")) throw InvalidArgument("report merge: no directory to merge");
   if (!vm.count("out")) throw InvalidArgument("report merge: missing --out DIR");
   const std::vector<std::string> dirs = vm["dirs"].as<std::vector<std::string>>();

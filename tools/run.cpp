@@ -13,7 +13,7 @@
 // for it (`report diff` matches records by backend name): a plugin's new build against its old
 // one, or a mutant planted in place of a backend to prove that `report diff` catches it.
 //
-// Files in DIR (default ./convcheck-<suite>, or ./convcheck-<suite>-shard-K-of-N):
+// Files in DIR (default ${XDG_CACHE_HOME:-~/.cache}/convcheck/runs/<suite>[-shard-K-of-N]):
 //   results.jsonl  appended with one write() per finished case (a killed run loses no finished
 //                  case), fdatasync'ed at the end and on interruption
 //   run.json, summary.json, junit.xml, report.html   written atomically at the start (run.json)
@@ -39,6 +39,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,7 @@
 #include "reports/results.h"
 #include "reports/summary.h"
 #include "tools/commands.h"
+#include "tools/options.h"
 
 namespace po = boost::program_options;
 
@@ -177,42 +179,24 @@ void resume_fuzz_state(const std::string& dir, FuzzState* state) {
 
 namespace {
 
-const char* kRunHelp =
-    "usage: convcheck run --suite NAME|FILE [--backends a,b|NAME=IMPL,...] [--out DIR] [--resume]\n"
-    "                     [--shard K/N]\n"
-    "\n"
-    "Runs every case of a suite through the oracle on every backend and writes, in DIR:\n"
-    "  results.jsonl  one JSON object per (case, backend), appended as each case ends\n"
-    "  run.json       what was run, where and when (the only file with wall-clock times)\n"
-    "  summary.json   verdict counts by op, dtype and backend; coverage; environment\n"
-    "  junit.xml      one testcase per (case, backend)\n"
-    "  report.html    one self-contained page\n"
-    "\n"
-    "options:\n"
-    "  --suite NAME|FILE   a suite in suites/ (smoke, conformance, regressions, tf_tests, ...) or "
-    "a\n"
-    "                      file: one descriptor a line, optional --tag T and --fill F after it;\n"
-    "                      a line without --fill runs twice, with the exact and the real fill\n"
-    "  --backends LIST     comma-separated backends (default: every available one; unavailable\n"
-    "                      ones are skipped, with the reason in summary.json). NAME=IMPL runs\n"
-    "                      IMPL under the name NAME (e.g. optimized=mutant:same_pad_before), so\n"
-    "                      that `report diff` compares it with NAME of another run\n"
-    "  --out DIR           default ./convcheck-<suite> (sharded: "
-    "./convcheck-<suite>-shard-K-of-N)\n"
-    "  --resume            continue a run in DIR: skip the pairs in results.jsonl, append the "
-    "rest\n"
-    "  --shard K/N         run only case i (suite order, from 0) with i mod N == K-1; N shards\n"
-    "                      together run the whole suite; `convcheck report merge` joins them\n"
-    "  --max-bytes N[K|M|G|T]  memory limit (default half of physical memory); every case is\n"
-    "                      checked against it before the first one runs\n"
-    "  --plugin-timeout S  seconds a plugin:PATH backend may take per call (default 60)\n"
-    "\n"
-    "Progress goes to stderr (one updating line on a terminal, else a line per 10 % or 30 s).\n"
-    "SIGINT/SIGTERM: stops after the case in flight, writes the reports of what finished and\n"
-    "exits 130/143; --resume continues. A second signal ends the process at once (results.jsonl\n"
-    "keeps every finished case).\n"
-    "exit codes: 0 all pass (unsupported and mistrusted do not fail a run), 1 a failure, crash or\n"
-    "timeout, 2 bad usage or input, 3 a named backend is unavailable, 130/143 interrupted.\n";
+// Without --out (issue 19), a run writes under the user's cache directory, never into the
+// current one, which is often a checkout (an untracked folder there is noise in every `git
+// status`): ${XDG_CACHE_HOME:-$HOME/.cache}/convcheck/runs/<suite>[-shard-K-of-N].
+const char* const kDefaultOutText = "${XDG_CACHE_HOME:-~/.cache}/convcheck/runs/<suite>";
+
+std::string default_out(const std::string& suite, const reports::Shard& shard) {
+  std::string root;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    root = std::string(xdg) + "/convcheck/runs";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    root = std::string(home) + "/.cache/convcheck/runs";
+  } else {
+    root = "/tmp/convcheck-" + std::to_string(::getuid()) + "/runs";
+  }
+  return root + "/" + suite +
+         (shard.whole() ? ""
+                        : "-shard-" + std::to_string(shard.k) + "-of-" + std::to_string(shard.n));
+}
 
 struct Label {
   std::string name, impl;
@@ -641,17 +625,27 @@ int finish_run(RunPlan& plan, const RunState& st, int64_t finished, int sig, dou
 
 int cmd_run(const Args& args) {
   po::options_description desc("run");
-  desc.add_options()("suite", po::value<std::string>(), "suite name or file")(
-      "backends", po::value<std::string>(), "comma-separated backends, NAME=IMPL allowed")(
-      "out", po::value<std::string>(), "report directory")("resume", "continue a run in --out")(
-      "shard", po::value<std::string>(), "K/N")("help,h", "this help");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << kRunHelp;
-    return kOk;
-  }
+  // clang-format off
+  desc.add_options()
+      ("suite", po::value<std::string>()->value_name("NAME|FILE"),
+       "a suite in suites/ (smoke, conformance, regressions, tf_tests, ...) or a file: one "
+       "descriptor a line, optional --tag T and --fill F after it; a line without --fill runs "
+       "twice, with the exact and the real fill (required)")
+      ("backends", po::value<std::string>()->value_name("LIST"),
+       "comma-separated backends (default: every available one; unavailable ones are skipped, "
+       "with the reason in summary.json). NAME=IMPL runs IMPL under the name NAME (e.g. "
+       "optimized=mutant:same_pad_before), so that `report diff` compares it with NAME of "
+       "another run")
+      ("out", po::value<std::string>()->value_name("DIR"),
+       (std::string("where the reports go (default: ") + kDefaultOutText +
+        "[-shard-K-of-N], outside any checkout)").c_str())
+      ("resume", "continue a run in DIR: skip the pairs in results.jsonl, append the rest "
+       "(default: off)")
+      ("shard", po::value<std::string>()->value_name("K/N"),
+       "run only case i (suite order, from 0) with i mod N == K-1; N shards together run the "
+       "whole suite; `convcheck report merge` joins them (default: 1/1)");
+  // clang-format on
+  const po::variables_map vm = parse_options("run", args, desc);
   if (!vm.count("suite"))
     throw InvalidArgument("missing --suite NAME|FILE (see convcheck run --help)");
 
@@ -660,11 +654,7 @@ int cmd_run(const Args& args) {
   read_cases(vm, plan);
   if (!read_backends(vm, plan)) return kUnavailable;
   const reports::Shard& shard = plan.shard;
-  plan.dir = vm.count("out") ? vm["out"].as<std::string>()
-                             : "convcheck-" + plan.suite.name +
-                                   (shard.whole() ? ""
-                                                  : "-shard-" + std::to_string(shard.k) + "-of-" +
-                                                        std::to_string(shard.n));
+  plan.dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(plan.suite.name, shard);
   check_writable(plan.dir);
   plan.results_path = plan.dir + "/results.jsonl";
   plan.resume = vm.count("resume") > 0;

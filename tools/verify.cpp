@@ -17,6 +17,7 @@
 #include "core/problem.h"
 #include "oracle/oracle.h"
 #include "plugins/plugins.h"
+#include "tools/options.h"
 
 namespace po = boost::program_options;
 
@@ -173,18 +174,17 @@ void print_verdicts(bool as_json, const Problem& p, const std::string& result_pa
 
 int cmd_verify(const Args& args) {
   po::options_description desc("verify");
-  desc.add_options()("problem", po::value<std::string>(), "descriptor")(
-      "input", po::value<std::string>(), "input .npy")(
-      "filter", po::value<std::string>(), "filter .npy")("out-backprop", po::value<std::string>(),
-                                                         "out_backprop .npy")(
-      "result", po::value<std::string>(), "the result .npy to judge")(
-      "contract", po::value<std::string>(), "f32 | tf32 | f16 | bf16 | f64 | exact | i32 (list)")(
-      "json", "JSON output");
-  po::positional_options_description pos;
-  pos.add("problem", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  // clang-format off
+  desc.add_options()
+      ("problem", po::value<std::string>(), "descriptor")
+      ("result", po::value<std::string>()->value_name("F"), "the result .npy to judge (required)")
+      ("contract", po::value<std::string>()->value_name("C[,C...]"),
+       "f32, tf32, f16, bf16, f64, exact or i32; several give a record each (default: f32 for "
+       "f16, bf16 and f32, f64 for f64, i32 for i32)")
+      ("json", "print the records as JSON (default: text)");
+  // clang-format on
+  add_operand_options(desc);  // a third operand is accepted and ignored, with a note
+  po::variables_map vm = parse_options("verify", args, desc, "problem");
   if (!vm.count("problem")) throw InvalidArgument("missing PROBLEM (a descriptor)");
   const Problem p = parse_problem(vm["problem"].as<std::string>());
   const Geometry g = geometry(p);
