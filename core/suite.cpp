@@ -46,7 +46,11 @@ Suite parse_suite(const std::string& text, const std::string& path) {
   Suite s;
   s.path = path;
   s.name = std::filesystem::path(path).stem().string();
-  std::istringstream in(text);
+  // A UTF-8 byte order mark, as some editors save one, is not part of the first descriptor
+  // (issue 19: it made "unknown op 'conv2d'" with the mark invisible). CRLF line ends need
+  // nothing: '\r' is white space to the word splitting below.
+  const std::size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  std::istringstream in(text.substr(bom));
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (std::size_t hash = line.find('#'); hash != std::string::npos) line.erase(hash);
@@ -82,6 +86,10 @@ Suite parse_suite(const std::string& text, const std::string& path) {
     }
     s.entries.push_back(std::move(e));
   }
+  // A suite of nothing would "pass" with 0 of 0 cases: more likely the wrong file (issue 19).
+  if (s.entries.empty())
+    throw InvalidArgument(path + ": no problems in the suite (" + std::to_string(text.size()) +
+                          " bytes of blank lines and comments): nothing to run");
   return s;
 }
 

@@ -29,9 +29,10 @@ struct Suite {
   std::vector<SuiteEntry> entries;
 };
 
-/// Parses suite text; `path` appears in error messages.
+/// Parses suite text; `path` appears in error messages. A suite without a problem is refused.
 Suite parse_suite(const std::string& text, const std::string& path);
 /// Reads a suite by name or path; throws InvalidArgument (unknown name: lists the known ones).
+/// A UTF-8 byte order mark and CRLF line ends are accepted.
 Suite read_suite(const std::string& name_or_path);
 /// The suites in the suites dir, by name.
 std::vector<std::string> suite_names();

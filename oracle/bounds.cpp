@@ -97,6 +97,24 @@ ReferenceResult reference_of(const Problem& p, const Geometry& g, const Roles& r
   return reference_compute(p, g, ops);
 }
 
+namespace {
+
+// hi + lo, both integers (int32's double-double sum), exactly in decimal.
+std::string integer_string(double hi, double lo) {
+  if (!std::isfinite(hi) || !std::isfinite(lo) || std::fabs(hi) >= 0x1p126) return format_value(hi);
+  __int128 v = static_cast<__int128>(hi) + static_cast<__int128>(lo);
+  const bool negative = v < 0;
+  unsigned __int128 m = negative ? -static_cast<unsigned __int128>(v) : v;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(m % 10)));
+    m /= 10;
+  } while (m != 0);
+  return (negative ? "-" : "") + digits;
+}
+
+}  // namespace
+
 Comparison compare_to_reference(const Problem& p, const Geometry& g, const ReferenceResult& ref,
                                 const Tensor& got, const NumericContract& k, bool bitwise) {
   Comparison c;
@@ -137,13 +155,20 @@ Comparison compare_to_reference(const Problem& p, const Geometry& g, const Refer
       ++c.mismatches;
       if (c.passed) {
         c.passed = false;
-        c.first = Offender{result_coord(p, g, i), i, hi, v, bound};
+        // int32's exact result is the sum wrapped modulo 2^32, as TF defines it (issue 19): the
+        // reference's result, not the double-double of the unwrapped sum (which is not even
+        // exact past 2^53); the unwrapped sum is shown beside it, labelled.
+        const bool i32 = p.dtype == DType::i32;
+        c.first = Offender{result_coord(p, g, i), i, i32 ? r : hi, v, bound};
         const auto& x = c.first->coord;
-        c.detail = std::string(result_name(p.op)) + "[" + std::to_string(x[0]) + "," +
-                   std::to_string(x[1]) + "," + std::to_string(x[2]) + "," + std::to_string(x[3]) +
-                   "]: got " + format_value(v) + ", exact " + format_value(hi) +
-                   (exact ? std::string(" (bitwise equality required)")
-                          : ", bound " + format_value(bound));
+        c.detail =
+            std::string(result_name(p.op)) + "[" + std::to_string(x[0]) + "," +
+            std::to_string(x[1]) + "," + std::to_string(x[2]) + "," + std::to_string(x[3]) +
+            "]: got " + format_value(v) + ", exact " + format_value(c.first->ref) +
+            (i32 ? " (int32, wrapped; unwrapped sum " + integer_string(hi, ref.exact_lo[i]) + ")"
+                 : "") +
+            (exact ? std::string(" (bitwise equality required)")
+                   : ", bound " + format_value(bound));
       }
     }
   }

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -397,8 +398,11 @@ int64_t elements(const Shape& s) {
 
 class PluginBackend final : public Backend {
  public:
+  // A relative PATH is taken from the current directory (issue 19), never from dlopen's library
+  // search, and the backend is named by the absolute path, so that a repro line or a record
+  // still names the plugin when read from another directory.
   explicit PluginBackend(const std::string& path)
-      : name_("plugin:" + path), path_(path), sandbox_(name_, resolve(path)) {}
+      : name_("plugin:" + absolute(path)), path_(absolute(path)), sandbox_(name_, resolve(path_)) {}
 
   std::string name() const override { return name_; }
   // The child reads copies in shared memory, placed against guard pages here (compute()).
@@ -559,8 +563,14 @@ class PluginBackend final : public Backend {
       std::memcpy(result_out, base + L.offset[pp::kResult], L.bytes[pp::kResult]);
   }
 
+  static std::string absolute(const std::string& path) {
+    if (path.empty() || path[0] == '/') return path;
+    std::error_code ec;
+    const std::filesystem::path a = std::filesystem::absolute(path, ec);
+    return ec ? path : a.lexically_normal().string();
+  }
+
   static std::string resolve(const std::string& path) {
-    if (path.find('/') == std::string::npos) return path;  // dlopen's library search
     char buf[PATH_MAX];
     return realpath(path.c_str(), buf) ? std::string(buf) : path;
   }

@@ -68,6 +68,8 @@ struct Shard {
   bool takes(int64_t index) const { return index % n == k - 1; }
   bool whole() const { return n == 1; }
 };
+/// How many of cases 0 .. total-1 shard `s` takes (reports/summary.cpp).
+int64_t count_planned(int64_t total, const Shard& s);
 /// Parses "K/N" (1 <= K <= N). Throws InvalidArgument with the rule.
 Shard parse_shard(const std::string& text);
 std::string to_string(const Shard& s);

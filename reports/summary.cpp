@@ -122,11 +122,6 @@ std::string boost_version() {
   return v;
 }
 
-int64_t count_planned(int64_t total, const Shard& s) {
-  if (total <= s.k - 1) return 0;
-  return (total - (s.k - 1) + s.n - 1) / s.n;
-}
-
 // "backends": [{name, implementation}], "skipped_backends": [{name, reason}] (run.json and
 // summary.json alike).
 void add_backends(json::Value& o, const RunInfo& info) {
@@ -157,6 +152,11 @@ json::Value environment() {
   e["cudnn"] = build_info::kCudnn;
   e["commit"] = build_info::commit();
   return e;
+}
+
+int64_t count_planned(int64_t total, const Shard& s) {
+  if (total <= s.k - 1) return 0;
+  return (total - (s.k - 1) + s.n - 1) / s.n;
 }
 
 int64_t RunInfo::planned_cases() const {

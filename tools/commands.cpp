@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -34,6 +35,7 @@
 #include "plugins/plugins.h"
 #include "properties/fuzz.h"
 #include "reference/reference.h"
+#include "reports/results.h"
 #include "tools/options.h"
 #include "tools/verify.h"
 
@@ -649,6 +651,7 @@ int cmd_fuzz(const Args& args) {
     jsonl.open(dir + "/failures.jsonl", std::ios::app);
     if (!jsonl) throw InvalidArgument("cannot open " + dir + "/failures.jsonl for writing");
   }
+  InterruptGuard interrupt;  // from the first line on stdout: a closed pipe is an interrupt
   std::string names;
   for (Backend* b : chosen->list) names += (names.empty() ? "" : ",") + b->name();
   std::cout << "fuzz: backends " << names << ", seed " << o.seed << ", "
@@ -656,16 +659,23 @@ int cmd_fuzz(const Args& args) {
                               : std::to_string(o.cases) + " cases")
             << (o.shard_n > 1 ? ", shard " + state.shard : "")
             << (o.first_case > 0 ? ", resuming at case " + std::to_string(o.first_case) : "")
-            << "\n";
+            << std::endl;  // now, while a closed stdout is an interrupt
   for (const std::string& s : chosen->skipped) std::cout << "fuzz: skipped " << s << "\n";
-  InterruptGuard interrupt;
   o.stop = [] { return InterruptGuard::signal() != 0; };
+  // This shard's cases of the stream, and those before the resumed case (as `run` counts).
+  auto shard_cases = [&](int64_t end) {
+    return reports::count_planned(end, reports::Shard{o.shard_k, o.shard_n});
+  };
+  const int64_t before = shard_cases(o.first_case);
+  Progress progress("fuzz", "failing backend", o.seconds > 0 ? 0 : shard_cases(o.cases), before,
+                    o.seconds);
   const FuzzSummary summary = fuzz(
       chosen->list, o,
-      [](int64_t done) {
-        if (done % 100 == 0) std::cout << "fuzz: " << done << " cases" << std::endl;
+      [&](int64_t done) {
+        progress.update(before + done, static_cast<int64_t>(state.failed.size()));
       },
       [&](const FuzzFailure& f) {
+        progress.finish();  // the terminal's progress line, before the failure's lines
         std::cout << "FAIL " << f.backend << " [" << f.record.check << "] " << f.record.reason
                   << "\n"
                   << "  minimal (" << f.shrink_steps << " shrink steps): " << f.repro << "\n"
@@ -678,21 +688,25 @@ int cmd_fuzz(const Args& args) {
           jsonl << to_json(r) << "\n" << std::flush;
         }
       });
+  progress.finish();
   state.next_case = summary.next_case;
   state.cases_run += summary.cases;
   state.interrupted = InterruptGuard::signal() != 0;
   if (vm.count("out")) write_fuzz_state(vm["out"].as<std::string>(), state);
-  std::cout << "fuzz: " << summary.cases << " cases, " << summary.failures.size()
-            << " failing backend" << (summary.failures.size() == 1 ? "" : "s") << ", "
-            << summary.unsupported << " unsupported (case, backend) pairs\n";
+  // Stdout closed under us (SIGPIPE): the closing lines go where someone may still read them.
+  std::ostream& out = InterruptGuard::signal() == SIGPIPE ? std::cerr : std::cout;
+  out << "fuzz: " << summary.cases << " cases, " << summary.failures.size() << " failing backend"
+      << (summary.failures.size() == 1 ? "" : "s") << ", " << summary.unsupported
+      << " unsupported (case, backend) pairs\n";
   if (state.interrupted) {
-    std::cout << "fuzz: interrupted (signal " << InterruptGuard::signal() << ") before case "
-              << state.next_case << "; "
-              << (vm.count("out") ? "rerun with --resume to continue"
-                                  : "give --out DIR to be able to --resume")
-              << std::endl;
+    out << "fuzz: interrupted (signal " << InterruptGuard::signal() << ") before case "
+        << state.next_case << "; "
+        << (vm.count("out") ? "rerun with --resume to continue"
+                            : "give --out DIR to be able to --resume")
+        << std::endl;
     return 128 + InterruptGuard::signal();
   }
+  out << std::flush;
   return state.failed.empty() ? kOk : kCheckFailed;
 }
 

@@ -5,6 +5,7 @@
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,32 @@ class InterruptGuard {
   InterruptGuard& operator=(const InterruptGuard&) = delete;
   /// 0 while no signal came, else the signal number.
   static int signal();
+};
+
+/// Progress on stderr for `run` and `fuzz`: on a terminal one line rewritten in place (cases,
+/// rate, failures so far, ETA); in a log a plain line every tenth of the cases (or of --time) or
+/// every 30 s, whichever comes first. The rate and ETA come from this segment alone, so a resumed
+/// run's ETA does not count the cases recorded before it as done in no time.
+class Progress {
+ public:
+  /// `what` starts each line ("run"); `failing` names what failures count ("failing pair");
+  /// `total` cases, `already` of them done before this segment; `seconds` > 0: the limit is
+  /// time (fuzz --time), and `total` is not used.
+  Progress(std::string what, std::string failing, int64_t total, int64_t already,
+           double seconds = 0);
+  void update(int64_t done, int64_t failures);
+  /// Ends the terminal's updating line.
+  void finish();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  int64_t tenth(int64_t done, double elapsed) const;
+  std::string what_, failing_;
+  int64_t total_, start_done_;
+  double seconds_;
+  int64_t last_tenth_ = 0;
+  bool tty_ = false, open_ = false;
+  Clock::time_point start_, last_;
 };
 
 /// The operands an op reads, from .npy files (compute, verify), kept alive with their views.

@@ -37,6 +37,7 @@
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -45,8 +46,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -75,7 +79,15 @@ extern "C" void on_signal(int sig) {
   g_signal = sig;
 }
 
-struct sigaction g_old_int, g_old_term;
+// A closed stdout (`convcheck run ... | head`) is an interrupt too (issue 19): the first write
+// after the reader left stops the command after the case in flight, like SIGINT, instead of
+// killing it with its reports unwritten. Later writes to stdout then fail quietly (EPIPE), so
+// SIGPIPE stays caught rather than reset.
+extern "C" void on_sigpipe(int sig) {
+  if (g_signal == 0) g_signal = sig;
+}
+
+struct sigaction g_old_int, g_old_term, g_old_pipe;
 
 }  // namespace
 
@@ -87,15 +99,103 @@ InterruptGuard::InterruptGuard() {
   sa.sa_flags = SA_RESETHAND;  // a second signal is not caught: it ends the process at once
   sigaction(SIGINT, &sa, &g_old_int);
   sigaction(SIGTERM, &sa, &g_old_term);
+  struct sigaction pipe {};
+  pipe.sa_handler = on_sigpipe;
+  sigemptyset(&pipe.sa_mask);
+  sigaction(SIGPIPE, &pipe, &g_old_pipe);
 }
 
 InterruptGuard::~InterruptGuard() {
   sigaction(SIGINT, &g_old_int, nullptr);
   sigaction(SIGTERM, &g_old_term, nullptr);
+  sigaction(SIGPIPE, &g_old_pipe, nullptr);
 }
 
 int InterruptGuard::signal() {
   return g_signal;
+}
+
+// --- progress ------------------------------------------------------------------------------
+
+namespace {
+
+std::string duration(double s) {
+  if (!(s >= 0) || s > 1e7) return "?";
+  const long t = static_cast<long>(s + 0.5);
+  char buf[32];
+  if (t >= 3600) {
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  } else if (t >= 60) {
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lds", t);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Progress::Progress(std::string what, std::string failing, int64_t total, int64_t already,
+                   double seconds)
+    : what_(std::move(what)),
+      failing_(std::move(failing)),
+      total_(total),
+      start_done_(already),
+      seconds_(seconds) {
+  tty_ = ::isatty(STDERR_FILENO) == 1;
+  start_ = last_ = Clock::now();
+  last_tenth_ = tenth(already, 0);  // a resumed run's first line comes at its next tenth
+}
+
+int64_t Progress::tenth(int64_t done, double elapsed) const {
+  if (seconds_ > 0) return static_cast<int64_t>(10 * elapsed / seconds_);
+  return total_ > 0 ? 10 * done / total_ : 10;
+}
+
+void Progress::update(int64_t done, int64_t failures) {
+  const Clock::time_point now = Clock::now();
+  const double since = std::chrono::duration<double>(now - last_).count();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const bool end = seconds_ <= 0 && done >= total_;
+  const bool line_due = end || since >= 30 || tenth(done, elapsed) != last_tenth_;
+  if (tty_ ? (since < 0.2 && !end) : !line_due) return;
+  last_ = now;
+  last_tenth_ = tenth(done, elapsed);
+  // The rate of this segment only: cases recorded before a --resume took no time here.
+  const int64_t ran = done - start_done_;
+  const double rate = elapsed > 0 ? static_cast<double>(ran) / elapsed : 0;
+  double eta = -1;
+  if (seconds_ > 0) {
+    eta = std::max(0.0, seconds_ - elapsed);
+  } else if (ran > 0) {
+    eta = static_cast<double>(total_ - done) / rate;
+  }
+  char buf[240];
+  if (seconds_ > 0) {
+    std::snprintf(buf, sizeof buf, "%s: %lld cases (%d%% of %s), %.1f cases/s, %lld %s%s, ETA %s",
+                  what_.c_str(), static_cast<long long>(done),
+                  static_cast<int>(std::min(100.0, 100 * elapsed / seconds_)),
+                  duration(seconds_).c_str(), rate, static_cast<long long>(failures),
+                  failing_.c_str(), failures == 1 ? "" : "s", duration(eta).c_str());
+  } else {
+    std::snprintf(buf, sizeof buf, "%s: %lld/%lld cases (%d%%), %.1f cases/s, %lld %s%s, ETA %s",
+                  what_.c_str(), static_cast<long long>(done), static_cast<long long>(total_),
+                  total_ ? static_cast<int>(100 * done / total_) : 100, rate,
+                  static_cast<long long>(failures), failing_.c_str(), failures == 1 ? "" : "s",
+                  end ? "0s" : duration(eta).c_str());
+  }
+  if (tty_) {
+    std::fprintf(stderr, "\r%s\033[K", buf);
+    open_ = true;
+  } else {
+    std::fprintf(stderr, "%s\n", buf);
+  }
+  std::fflush(stderr);
+}
+
+void Progress::finish() {
+  if (tty_ && open_) std::fprintf(stderr, "\n");
+  open_ = false;
 }
 
 // --- fuzz scale-out and resume ---------------------------------------------------------------
@@ -245,68 +345,6 @@ void check_writable(const std::string& dir) {
   ::unlink(probe.c_str());
 }
 
-std::string duration(double s) {
-  if (!(s >= 0) || s > 1e7) return "?";
-  const long t = static_cast<long>(s + 0.5);
-  char buf[32];
-  if (t >= 3600) {
-    std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
-  } else if (t >= 60) {
-    std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lds", t);
-  }
-  return buf;
-}
-
-// Progress on stderr: one line rewritten in place on a terminal, else a plain line every 10 %
-// of the cases or every 30 s, whichever comes first.
-class Progress {
- public:
-  Progress(int64_t total, int64_t already) : total_(total), done_(already), start_done_(already) {
-    tty_ = ::isatty(STDERR_FILENO) == 1;
-    start_ = last_ = Clock::now();
-  }
-  void update(int64_t done, int64_t failures) {
-    done_ = done;
-    const Clock::time_point now = Clock::now();
-    const double since = std::chrono::duration<double>(now - last_).count();
-    const int64_t step = std::max<int64_t>(1, total_ / 10);
-    const bool line_due = done_ == total_ || since >= 30 || done_ / step != last_step_;
-    if (tty_ ? (since < 0.2 && done_ != total_) : !line_due) return;
-    last_ = now;
-    last_step_ = done_ / step;
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    const int64_t ran = done_ - start_done_;
-    const double eta =
-        ran > 0 ? elapsed / static_cast<double>(ran) * static_cast<double>(total_ - done_) : -1;
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "run: %lld/%lld cases (%d%%), %lld failing pair%s, ETA %s",
-                  static_cast<long long>(done_), static_cast<long long>(total_),
-                  total_ ? static_cast<int>(100 * done_ / total_) : 100,
-                  static_cast<long long>(failures), failures == 1 ? "" : "s",
-                  done_ == total_ ? "0s" : duration(eta).c_str());
-    if (tty_) {
-      std::fprintf(stderr, "\r%s\033[K", buf);
-      open_ = true;
-    } else {
-      std::fprintf(stderr, "%s\n", buf);
-    }
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (tty_ && open_) std::fprintf(stderr, "\n");
-    open_ = false;
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  int64_t total_, done_, start_done_;
-  int64_t last_step_ = 0;
-  bool tty_ = false, open_ = false;
-  Clock::time_point start_, last_;
-};
-
 // Appends to results.jsonl: one write() per case, so a kill leaves whole lines (or, mid-write, one
 // last line cut short that readers ignore and --resume removes).
 class Appender {
@@ -395,11 +433,58 @@ std::string case_key(const reports::RunCase& c) {
   return to_string(c.c.problem) + "|" + std::to_string(c.c.seed) + "|" + fill_name(c.c.fill);
 }
 
+// Says on stderr what a slow start is doing (issue 19: a 10^6-line suite took 11-28 s to load in
+// silence): after 1 s, and then every 5 s, the phase and the time so far. Quiet when the start
+// is quick, so small runs print nothing more.
+class Heartbeat {
+ public:
+  Heartbeat() : thread_([this] { loop(); }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+  void phase(std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    phase_ = std::move(what);
+  }
+
+ private:
+  void loop() {
+    using namespace std::chrono_literals;
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto start = std::chrono::steady_clock::now();
+    auto next = start + 1s;
+    while (!cv_.wait_until(lock, next, [this] { return done_; })) {
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "run: %s (%.0f s so far)\n", phase_.c_str(), s);
+      std::fflush(stderr);
+      next += 5s;
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::string phase_ = "starting";
+  std::thread thread_;  // last: starts once the rest is constructed
+};
+
 // The suite's cases; every one must fit the memory limit (--max-bytes) before the first one runs,
 // so a run never stops part-way for a problem it could have refused at the start (issue 8).
-void read_cases(const po::variables_map& vm, RunPlan& plan) {
+void read_cases(const po::variables_map& vm, RunPlan& plan, Heartbeat& heartbeat) {
+  heartbeat.phase("reading suite " + vm["suite"].as<std::string>());
   plan.suite = read_suite(vm["suite"].as<std::string>());
+  heartbeat.phase("listing the cases of " + std::to_string(plan.suite.entries.size()) +
+                  " problems");
   plan.all_cases = reports::suite_cases(plan.suite);
+  heartbeat.phase("checking " + std::to_string(plan.all_cases.size()) +
+                  " cases against the memory limit");
   for (const reports::RunCase& c : plan.all_cases)
     require_memory(c.c.problem, geometry(c.c.problem), MemoryUse::oracle);
   if (vm.count("shard")) plan.shard = reports::parse_shard(vm["shard"].as<std::string>());
@@ -421,6 +506,13 @@ bool read_backends(const po::variables_map& vm, RunPlan& plan) {
   plan.chosen = std::move(*chosen);
   if (plan.labels.empty())
     for (Backend* b : plan.chosen.list) plan.labels.push_back({b->name(), b->name()});
+  // Records name a backend as the backend names itself (a plugin by its absolute path, issue
+  // 19), unless NAME=IMPL gave it another name.
+  for (std::size_t i = 0; i < plan.labels.size(); ++i) {
+    Label& l = plan.labels[i];
+    if (l.name == l.impl) l.name = plan.chosen.list[i]->name();
+    l.impl = plan.chosen.list[i]->name();
+  }
   for (const Label& l : plan.labels) plan.names.push_back(l.name);
   if (plan.chosen.list.empty())
     throw InvalidArgument("no backend is available to run (convcheck list says why)");
@@ -475,6 +567,7 @@ void resume_run_json(RunPlan& plan) {
   info.environment = old.environment;
   info.skipped = old.skipped;
   info.started = old.started;
+  info.elapsed_s = old.elapsed_s;  // the segments before this one (run.json: total elapsed)
 }
 
 // The environment of a new run, with the ISA each backend's kernels chose at run time (a figure
@@ -570,7 +663,7 @@ void announce(const RunPlan& plan, const RunState& st) {
 // Runs the cases still to do, appending each one's new records as it ends, until all are done or
 // a signal came. Returns the number of cases finished (those already recorded included).
 int64_t run_cases(const RunPlan& plan, RunState& st, Appender& out) {
-  Progress progress(static_cast<int64_t>(plan.planned.size()), st.already);
+  Progress progress("run", "failing pair", static_cast<int64_t>(plan.planned.size()), st.already);
   int64_t finished = st.already;
   for (const reports::RunCase* c : st.todo) {
     if (InterruptGuard::signal()) break;
@@ -596,28 +689,62 @@ int64_t run_cases(const RunPlan& plan, RunState& st, Appender& out) {
 
 // Writes summary.json, junit.xml and report.html over every record, and says what happened.
 // Returns the exit code.
+// At most this many failing pairs are printed after the counts; the rest are in the reports.
+constexpr int kShownFailures = 5;
+
+// The first failing pairs, each with what failed and its repro line (issue 19: a failing run
+// shows its failures without the report being opened).
+void print_failures(std::ostream& out, const RunPlan& plan, const RunState& st) {
+  if (st.failing == 0) return;
+  out << "run: " << st.failing << " failing pair" << (st.failing == 1 ? "" : "s")
+      << (st.failing > kShownFailures ? "; the first " + std::to_string(kShownFailures) : "")
+      << ":\n";
+  int shown = 0;
+  for (const reports::Record& r : st.records) {
+    if (!is_failure(r.result.verdict)) continue;
+    if (shown++ == kShownFailures) break;
+    out << "  " << verdict_name(r.result.verdict) << " " << r.backend
+        << (r.result.check.empty() ? "" : " [" + r.result.check + "]") << " " << r.descriptor
+        << "  seed " << r.seed << "  fill " << fill_name(r.fill) << "\n";
+    if (!r.result.reason.empty()) out << "    " << r.result.reason << "\n";
+    out << "    repro: " << r.result.repro << "\n";
+  }
+  out << "run: "
+      << (st.failing > kShownFailures ? "all " + std::to_string(st.failing) : "their details")
+      << " in " << plan.dir << "/report.html (failures first, each row expands) and " << plan.dir
+      << "/results.jsonl\n";
+}
+
+// Writes summary.json, junit.xml and report.html over every record, and says what happened.
+// Returns the exit code.
 int finish_run(RunPlan& plan, const RunState& st, int64_t finished, int sig, double elapsed_s) {
   reports::RunInfo& info = plan.info;
   info.interrupted = sig != 0;
   info.finished = reports::utc_now();
-  info.elapsed_s = elapsed_s;
+  info.elapsed_s += elapsed_s;  // over every segment of a resumed run
   reports::write_reports(plan.dir, info, st.records);
 
+  // Stdout closed under us (SIGPIPE): the closing lines go where someone may still read them.
+  std::ostream& out = sig == SIGPIPE ? std::cerr : std::cout;
   std::map<std::string, int64_t> counts;
   for (const reports::Record& r : st.records) ++counts[verdict_name(r.result.verdict)];
-  std::cout << "run: " << finished << " of " << plan.planned.size() << " cases, "
-            << st.records.size() << " (case, backend) pairs:";
+  out << "run: " << finished << " of " << plan.planned.size() << " cases, " << st.records.size()
+      << " (case, backend) pairs:";
   for (Verdict v : kAllVerdicts)
-    std::cout << " " << counts[verdict_name(v)] << " " << verdict_name(v) << ",";
-  std::cout << " in " << duration(info.elapsed_s) << "\n";
-  std::cout << "run: reports in " << plan.dir
-            << "/: results.jsonl summary.json junit.xml report.html\n";
+    out << " " << counts[verdict_name(v)] << " " << verdict_name(v) << ",";
+  out << " in " << duration(elapsed_s)
+      << (info.elapsed_s > elapsed_s + 0.5 ? " (" + duration(info.elapsed_s) + " in all segments)"
+                                           : "")
+      << "\n";
+  print_failures(out, plan, st);
+  out << "run: reports in " << plan.dir << "/: results.jsonl summary.json junit.xml report.html\n";
   if (sig) {
-    std::cout << "run: interrupted by signal " << sig << " after " << finished - st.already
-              << " cases; rerun with --resume to continue" << std::endl;
+    out << "run: interrupted by signal " << sig << (sig == SIGPIPE ? " (stdout closed)" : "")
+        << " after " << finished - st.already << " cases; rerun with --resume to continue"
+        << std::endl;
     return 128 + sig;
   }
-  std::cout << std::flush;
+  out << std::flush;
   return st.failing > 0 ? kCheckFailed : kOk;
 }
 
@@ -651,7 +778,8 @@ int cmd_run(const Args& args) {
 
   // Reading.
   RunPlan plan;
-  read_cases(vm, plan);
+  std::optional<Heartbeat> heartbeat(std::in_place);
+  read_cases(vm, plan, *heartbeat);
   if (!read_backends(vm, plan)) return kUnavailable;
   const reports::Shard& shard = plan.shard;
   plan.dir = vm.count("out") ? vm["out"].as<std::string>() : default_out(plan.suite.name, shard);
@@ -659,16 +787,18 @@ int cmd_run(const Args& args) {
   plan.results_path = plan.dir + "/results.jsonl";
   plan.resume = vm.count("resume") > 0;
   describe_run(args, plan);
+  heartbeat->phase("reading " + plan.results_path + " to resume");
   RunState st = read_state(plan, read_existing(plan));
   Appender out(plan.results_path, st.existing.valid_bytes, st.existing.truncated_tail);
   reports::write_file_atomic(plan.dir + "/run.json",
                              json::dump(reports::run_json(plan.info), 1) + "\n");
   plan_todo(plan, st);
+  heartbeat.reset();
+  InterruptGuard interrupt;  // from the first line on stdout: a closed pipe is an interrupt
   announce(plan, st);
 
   // Running, then writing.
   const auto t0 = std::chrono::steady_clock::now();
-  InterruptGuard interrupt;
   const int64_t finished = run_cases(plan, st, out);
   // A signal that came after the last case interrupted nothing.
   const int sig =
