@@ -8,7 +8,7 @@
 set -u
 CC=${1:?usage: test_first_hour.sh CONVCHECK PLUGIN_DIR}
 D=${2:?usage: test_first_hour.sh CONVCHECK PLUGIN_DIR}
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../lib.sh"  # $T, ok, bad, expect, holds
 CC=$(cd "$(dirname "$CC")" && pwd)/$(basename "$CC")
 D=$(cd "$D" && pwd)
 P='conv2d_backprop_input:input=1x4x4x1,filter=2x2x1x1'
@@ -23,24 +23,24 @@ expect 2 "comments.txt: no problems in the suite (22 bytes of blank lines and co
 : >"$T/nothing.txt"
 expect 2 "no problems in the suite (0 bytes" -- run --suite "$T/nothing.txt" --out "$T/empty"
 expect 2 "no problems in the suite" -- bench --suite "$T/nothing.txt" --backends reference
-ok "an empty suite wrote nothing" test ! -e "$T/empty"
+holds "an empty suite wrote nothing" test ! -e "$T/empty"
 
 # --- plugin:PATH relative to the current directory; absolute in repro lines and records --------
 mkdir -p "$T/plugins" "$T/elsewhere"
 cp "$D/minimal.so" "$D/same_padding_wrong.so" "$T/plugins/"
 out=$(cd "$T/plugins" && timeout 60 "$CC" check "$P,padding=SAME" --backends plugin:minimal.so,plugin:same_padding_wrong.so 2>&1)
 rc=$?
-ok "check with plugin:NAME.so from its directory (exit $rc)" test "$rc" -eq 1
-ok "plugin:minimal.so passes" grep -q "plugin:$T/plugins/minimal.so: pass" <<<"$out"
-ok "the repro line names the plugin by its absolute path" \
+holds "check with plugin:NAME.so from its directory (exit $rc)" test "$rc" -eq 1
+holds "plugin:minimal.so passes" grep -q "plugin:$T/plugins/minimal.so: pass" <<<"$out"
+holds "the repro line names the plugin by its absolute path" \
   grep -q "repro: convcheck check .* --backends plugin:$T/plugins/same_padding_wrong.so" <<<"$out"
 repro=$(grep -o "convcheck check .*--backends plugin:$T/plugins/same_padding_wrong.so.*" <<<"$out" | head -1)
 # The repro line works from another directory.
 out2=$(cd "$T/elsewhere" && eval "timeout 60 \"$CC\" ${repro#convcheck }" 2>&1)
-ok "the repro line from another directory fails the same way ($?)" grep -q "same_padding_wrong.so: fail" <<<"$out2"
+holds "the repro line from another directory fails the same way ($?)" grep -q "same_padding_wrong.so: fail" <<<"$out2"
 (cd "$T/plugins" && timeout 120 "$CC" run --suite "$T/bom.txt" --backends plugin:minimal.so \
   --out "$T/plugin-run" >/dev/null 2>&1)
-ok "records name the plugin by its absolute path" \
+holds "records name the plugin by its absolute path" \
   grep -q "\"backend\": *\"plugin:$T/plugins/minimal.so\"" "$T/plugin-run/results.jsonl"
 (cd "$T/elsewhere" && expect 3 "cannot read the plugin $T/elsewhere/minimal.so: No such file" -- \
   check "$P" --backends plugin:minimal.so)
@@ -49,13 +49,13 @@ ok "records name the plugin by its absolute path" \
 mkdir -p "$T/home" "$T/checkout"
 (cd "$T/checkout" && HOME="$T/home" XDG_CACHE_HOME= timeout 120 "$CC" run --suite "$T/bom.txt" \
   --backends reference >"$T/default.out" 2>&1)
-ok "run without --out writes under \$HOME/.cache/convcheck/runs/bom" \
+holds "run without --out writes under \$HOME/.cache/convcheck/runs/bom" \
   test -s "$T/home/.cache/convcheck/runs/bom/results.jsonl"
-ok "and says where" grep -q "run: writing $T/home/.cache/convcheck/runs/bom/" "$T/default.out"
-ok "and writes nothing in the current directory" test -z "$(ls -A "$T/checkout")"
+holds "and says where" grep -q "run: writing $T/home/.cache/convcheck/runs/bom/" "$T/default.out"
+holds "and writes nothing in the current directory" test -z "$(ls -A "$T/checkout")"
 (cd "$T/checkout" && XDG_CACHE_HOME="$T/xdg" timeout 120 "$CC" run --suite "$T/bom.txt" \
   --backends reference >/dev/null 2>&1)
-ok "XDG_CACHE_HOME is honoured" test -s "$T/xdg/convcheck/runs/bom/results.jsonl"
+holds "XDG_CACHE_HOME is honoured" test -s "$T/xdg/convcheck/runs/bom/results.jsonl"
 
 # --- SIGPIPE: stdout closed before the run starts is a clean interrupt, and --resume continues ---
 closed_stdout() {  # runs convcheck ARGS with stdout a pipe nobody reads; prints its exit status
@@ -69,15 +69,15 @@ sys.stderr.write(p.stderr.decode())
 PY
 }
 rc=$(closed_stdout run --suite "$T/bom.txt" --backends reference --out "$T/pipe" 2>"$T/pipe.err")
-ok "a closed stdout ends run cleanly with 141, not death by SIGPIPE (got $rc)" test "$rc" = 141
-ok "with the closing lines on stderr" grep -q "interrupted by signal 13 (stdout closed)" "$T/pipe.err"
-ok "run.json says interrupted" grep -q '"interrupted": true' "$T/pipe/run.json"
-ok "the reports are written" test -s "$T/pipe/report.html"
+holds "a closed stdout ends run cleanly with 141, not death by SIGPIPE (got $rc)" test "$rc" = 141
+holds "with the closing lines on stderr" grep -q "interrupted by signal 13 (stdout closed)" "$T/pipe.err"
+holds "run.json says interrupted" grep -q '"interrupted": true' "$T/pipe/run.json"
+holds "the reports are written" test -s "$T/pipe/report.html"
 expect 0 "2 of 2 cases" -- run --suite "$T/bom.txt" --backends reference --out "$T/pipe" --resume
-ok "after --resume, not interrupted" grep -q '"interrupted": false' "$T/pipe/run.json"
+holds "after --resume, not interrupted" grep -q '"interrupted": false' "$T/pipe/run.json"
 rc=$(closed_stdout fuzz --backends reference --cases 5 --out "$T/fuzz-pipe" 2>/dev/null)
-ok "fuzz too: 141 (got $rc)" test "$rc" = 141
-ok "fuzz.json kept for --resume" grep -q '"interrupted": true' "$T/fuzz-pipe/fuzz.json"
+holds "fuzz too: 141 (got $rc)" test "$rc" = 141
+holds "fuzz.json kept for --resume" grep -q '"interrupted": true' "$T/fuzz-pipe/fuzz.json"
 
 # --- run.json: elapsed time over every segment --------------------------------------------------
 python3 - "$T/pipe/run.json" <<'PY'
@@ -87,7 +87,7 @@ json.dump(o, open(p, "w"))
 PY
 rm "$T/pipe/results.jsonl" && touch "$T/pipe/results.jsonl"
 expect 0 "in all segments" -- run --suite "$T/bom.txt" --backends reference --out "$T/pipe" --resume
-ok "run.json's elapsed_s adds the earlier segments" python3 -c "
+holds "run.json's elapsed_s adds the earlier segments" python3 -c "
 import json, sys; sys.exit(0 if json.load(open('$T/pipe/run.json'))['elapsed_s'] >= 1000 else 1)"
 
 # --- a failing run shows its first failures, with repro lines, and where the rest are ---------
@@ -115,7 +115,7 @@ p.communicate(timeout=300)
 PY
 )
 if python3 -c "import sys; sys.exit(0 if $took >= 1.5 else 1)"; then
-  ok "a ${took}s load printed what it was doing" \
+  holds "a ${took}s load printed what it was doing" \
     grep -q "^run: \(reading suite\|listing the cases\|checking\)" "$T/big.err"
 else
   echo "note: the 200000-line suite loaded in ${took}s; the heartbeat was not needed (not counted)"
@@ -125,7 +125,7 @@ fi
 I32='conv2d:input=1x4x4x2,filter=2x2x2x1,dtype=i32'
 expect 1 "got -45896836, exact 487186834 (int32, wrapped; unwrapped sum 2562786584915730834)" -- \
   check "$I32" --backends mutant:flip_filter --fill real
-ok "the record's first_offender.ref is the wrapped result" python3 -c "
+holds "the record's first_offender.ref is the wrapped result" python3 -c "
 import json, subprocess, sys
 o = json.loads(subprocess.run(['$CC', 'check', '$I32', '--backends', 'mutant:flip_filter',
                                '--fill', 'real', '--json'], capture_output=True).stdout)

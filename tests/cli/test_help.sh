@@ -6,7 +6,7 @@
 #   test_help.sh /path/to/convcheck
 set -u
 CC=${1:?usage: test_help.sh CONVCHECK}
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../lib.sh"  # $T, ok, bad, expect, holds
 
 # --- --help on every command: stdout, exit 0, usage, options with defaults, an example ----------
 for cmd in list compute operands inspect check verify fuzz bench run "report html" "report diff" \
@@ -14,18 +14,18 @@ for cmd in list compute operands inspect check verify fuzz bench run "report htm
   # shellcheck disable=SC2086 # "report diff" is two words
   out=$(timeout 60 "$CC" $cmd --help 2>"$T/err")
   rc=$?
-  ok=1
-  [ "$rc" -eq 0 ] || ok=0
-  [ -s "$T/err" ] && ok=0
-  [[ "$out" == *"usage: convcheck $cmd"* ]] || ok=0
-  [[ "$out" == *"example:"*"  convcheck "* ]] || ok=0
-  [[ "$out" == *"--plugin-timeout S"*"(default: 60)"* ]] || ok=0
-  [[ "$out" == *"-h, --help"* ]] || ok=0
+  good=1
+  [ "$rc" -eq 0 ] || good=0
+  [ -s "$T/err" ] && good=0
+  [[ "$out" == *"usage: convcheck $cmd"* ]] || good=0
+  [[ "$out" == *"example:"*"  convcheck "* ]] || good=0
+  [[ "$out" == *"--plugin-timeout S"*"(default: 60)"* ]] || good=0
+  [[ "$out" == *"-h, --help"* ]] || good=0
   # -h is --help
   # shellcheck disable=SC2086
-  [ "$(timeout 60 "$CC" $cmd -h 2>&1)" = "$out" ] || ok=0
-  if [ "$ok" = 1 ]; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL: convcheck $cmd --help: exit $rc"; cat "$T/err"; echo "$out" | head -5; fi
+  [ "$(timeout 60 "$CC" $cmd -h 2>&1)" = "$out" ] || good=0
+  if [ "$good" = 1 ]; then ok; else
+    bad "convcheck $cmd --help: exit $rc"; cat "$T/err"; echo "$out" | head -5; fi
 done
 # Options with their defaults, from the tables that parse.
 expect 0 "--seed S                  the case's seed (default: 1)" -- check --help
@@ -44,13 +44,13 @@ expect 0 "convcheck report html|diff|merge --help" -- report --help
 
 # --- --version -------------------------------------------------------------------------------
 out=$(timeout 60 "$CC" --version 2>&1); rc=$?
-ok=1
-[ "$rc" -eq 0 ] || ok=0
+good=1
+[ "$rc" -eq 0 ] || good=0
 for field in "convcheck " "commit: " "compiler: " "cpu: " "optimized kernels: " "cuda: " "cudnn: " \
              "onednn: "; do
-  [[ "$out" == *"$field"* ]] || { ok=0; echo "  --version lacks '$field'"; }
+  [[ "$out" == *"$field"* ]] || { good=0; echo "  --version lacks '$field'"; }
 done
-if [ "$ok" = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --version:"; echo "$out"; fi
+if [ "$good" = 1 ]; then ok; else bad "--version:"; echo "$out"; fi
 
 # --- no prefix guessing; near misses get a suggestion --------------------------------------------
 P='conv2d_backprop_input:input=1x4x4x1,filter=2x2x1x1'
@@ -62,7 +62,7 @@ expect 2 "unrecognised option '--o'; did you mean --out?" -- run --suite smoke -
 expect 2 "did you mean --max-bytes?" -- check "$P" --max-byte 1G
 expect 2 "unrecognised option '--frobnicate' (convcheck check --help" -- check "$P" --frobnicate
 expect 2 "unknown command 'chek'; did you mean check?" -- chek "$P"
-[ ! -e "$T/r" ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a refused run wrote $T/r"; }
+holds "a refused run wrote nothing" test ! -e "$T/r"
 # The full spellings, and --opt=value, still work.
 expect 0 "reference: pass" -- check "$P" --backends=reference --fill exact --seed 3
 expect 0 "wrote $T/ops/filter.npy" -- operands "$P" --fill=ramp --dir "$T/ops"
