@@ -581,6 +581,19 @@ int cmd_check(const Args& args) {
     for (const std::string& n : after_notes) std::cout << "  note: " << n << "\n";
     std::cout << to_text(r);
     for (const std::string& s : chosen->skipped) std::cout << "  skipped " << s << "\n";
+    // The counts, and which failed, last: what a person (or a CI log) reads first.
+    std::string failed;
+    int n = 0;
+    for (const BackendRecord& b : r.records) {
+      if (!is_failure(b.verdict)) continue;
+      ++n;
+      failed += (failed.empty() ? "" : ", ") + b.backend + " " + verdict_name(b.verdict) +
+                (b.check.empty() ? "" : " [" + b.check + "]");
+    }
+    if (n > 0)
+      std::cout << "check: " << n << " of " << r.records.size() << " backend"
+                << (r.records.size() == 1 ? "" : "s") << " failed: " << failed
+                << " (each repro line above reruns one)\n";
   }
   for (const BackendRecord& b : r.records)
     if (is_failure(b.verdict)) return kCheckFailed;

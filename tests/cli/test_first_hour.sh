@@ -121,6 +121,9 @@ else
   echo "note: the 200000-line suite loaded in ${took}s; the heartbeat was not needed (not counted)"
 fi
 
+expect 1 "check: 1 of 2 backends failed: mutant:flip_filter fail [compare] (each repro line above" -- \
+  check "$P" --backends reference,mutant:flip_filter
+
 # --- int32: "exact" is the wrapped int32 result, the unwrapped sum beside it, labelled -----------
 I32='conv2d:input=1x4x4x2,filter=2x2x2x1,dtype=i32'
 expect 1 "got -45896836, exact 487186834 (int32, wrapped; unwrapped sum 2562786584915730834)" -- \
