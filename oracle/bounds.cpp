@@ -115,15 +115,49 @@ std::string integer_string(double hi, double lo) {
 
 }  // namespace
 
+// The heat map of a failing comparison (oracle.h): `usage_of(i)` over the slice of the result
+// that holds element `worst`.
+template <class UsageOf>
+ErrorMap error_map(const Problem& p, const Geometry& g, int64_t size, int64_t worst,
+                   const UsageOf& usage_of) {
+  const bool filter = op_io(p.op).result_like == Role::filter;
+  static const char* const kActivation[] = {"n", "h", "w", "c"};
+  static const char* const kFilter[] = {"kh", "kw", "in", "out"};
+  const char* const* names = filter ? kFilter : kActivation;
+  const int r = filter ? 0 : 1, c = r + 1;  // the axes drawn
+  const int s0 = filter ? 2 : 0, s1 = 3;    // the axes that choose the slice
+  const std::array<int64_t, 4> w = result_coord(p, g, worst);
+  const std::array<int64_t, 4> last = result_coord(p, g, size - 1);  // every axis at its end
+  ErrorMap m;
+  m.rows = names[r];
+  m.cols = names[c];
+  m.slice = std::string(names[s0]) + "=" + std::to_string(w[s0]) + " " + names[s1] + "=" +
+            std::to_string(w[s1]);
+  m.extent = {last[r] + 1, last[c] + 1};
+  for (int k = 0; k < 2; ++k) m.cell[k] = (m.extent[k] + kErrorMapSide - 1) / kErrorMapSide;
+  m.usage.assign(static_cast<std::size_t>((m.extent[0] + m.cell[0] - 1) / m.cell[0]),
+                 std::vector<double>(
+                     static_cast<std::size_t>((m.extent[1] + m.cell[1] - 1) / m.cell[1]), 0.0));
+  for (int64_t i = 0; i < size; ++i) {
+    const std::array<int64_t, 4> x = result_coord(p, g, i);
+    if (x[s0] != w[s0] || x[s1] != w[s1]) continue;
+    double& cell = m.usage[static_cast<std::size_t>(x[r] / m.cell[0])]
+                          [static_cast<std::size_t>(x[c] / m.cell[1])];
+    const double u = usage_of(i);
+    if (std::isnan(u) || u > cell) cell = std::isnan(u) ? INFINITY : u;
+  }
+  return m;
+}
+
 Comparison compare_to_reference(const Problem& p, const Geometry& g, const ReferenceResult& ref,
                                 const Tensor& got, const NumericContract& k, bool bitwise) {
   Comparison c;
   const bool exact = bitwise || p.dtype == DType::i32;
-  for (int64_t i = 0; i < got.size(); ++i) {
+  // Element i: within its contract, its error and its bound.
+  auto judge = [&](int64_t i, bool& ok, double& err, double& bound) {
     const double r = ref.result.get(i), v = got.get(i), hi = ref.exact_hi[i];
-    const double bound = tau(k, ref, i, p.dtype);
-    bool ok;
-    double err = 0;
+    bound = tau(k, ref, i, p.dtype);
+    err = 0;
     if (exact) {
       ok = (r == v) || both_zero(r, v) || (std::isnan(r) && std::isnan(v));
       err = ok ? 0 : std::fabs(v - r);
@@ -150,6 +184,27 @@ Comparison compare_to_reference(const Problem& p, const Geometry& g, const Refer
       err = std::fabs((v - hi) - ref.exact_lo[i]);
       ok = err <= bound;
     }
+  };
+  auto usage_of = [&](int64_t i) {
+    bool ok;
+    double err, bound;
+    judge(i, ok, err, bound);
+    return err > 0 ? (bound > 0 ? err / bound : INFINITY) : 0.0;
+  };
+  int64_t worst = -1;
+  double worst_usage = -1;
+  for (int64_t i = 0; i < got.size(); ++i) {
+    bool ok;
+    double err, bound;
+    judge(i, ok, err, bound);
+    const double r = ref.result.get(i), v = got.get(i), hi = ref.exact_hi[i];
+    if (!ok) {
+      const double u = err > 0 ? (bound > 0 ? err / bound : INFINITY) : 0.0;
+      if (worst < 0 || u > worst_usage) {
+        worst = i;
+        worst_usage = u;
+      }
+    }
     if (err > 0) c.usage = std::max(c.usage, bound > 0 ? err / bound : INFINITY);
     if (!ok) {
       ++c.mismatches;
@@ -172,9 +227,11 @@ Comparison compare_to_reference(const Problem& p, const Geometry& g, const Refer
       }
     }
   }
-  if (!c.passed)
+  if (!c.passed) {
+    c.map = error_map(p, g, got.size(), worst, usage_of);
     c.detail = std::to_string(c.mismatches) + " of " + std::to_string(got.size()) +
                " elements wrong; first " + c.detail;
+  }
   return c;
 }
 

@@ -71,6 +71,7 @@ struct Comparison {
   double usage = 0;
   int64_t mismatches = 0;
   std::optional<Offender> first;
+  std::optional<ErrorMap> map;  // compare_to_reference, when it fails
   std::string detail;
 };
 /// Compares a backend result with the reference: bitwise (exact fills, int32), else |got-s| <= tau.

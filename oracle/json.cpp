@@ -1,7 +1,10 @@
 // The one JSON form of the oracle's records (check --json, verify --json, results.jsonl).
 #include "core/json.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "core/json_reader.h"
@@ -73,6 +76,67 @@ Offender offender_of(const json::Object& f) {
   return o;
 }
 
+// Cells to 3 significant digits: a map is a picture, and the file stays small.
+json::Value error_map_json(const ErrorMap& m) {
+  json::Value o;
+  o["rows"] = m.rows;
+  o["cols"] = m.cols;
+  o["slice"] = m.slice;
+  o["extent"] = json::Value::array({m.extent[0], m.extent[1]});
+  o["cell"] = json::Value::array({m.cell[0], m.cell[1]});
+  json::Value usage = json::Value::array();
+  for (const std::vector<double>& row : m.usage) {
+    json::Value r = json::Value::array();
+    for (double u : row) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3g", u);
+      r.push_back(std::isfinite(u) ? std::strtod(buf, nullptr) : u);
+    }
+    usage.push_back(std::move(r));
+  }
+  o["usage"] = std::move(usage);
+  return o;
+}
+
+ErrorMap error_map_of(const json::Object& o) {
+  ErrorMap m;
+  m.rows = json::string_of(o, "rows");
+  m.cols = json::string_of(o, "cols");
+  m.slice = json::string_of(o, "slice");
+  auto pair = [&](const char* key, std::array<int64_t, 2>& out) {
+    simdjson::dom::array a = json::array_of(o, key);
+    if (a.size() != 2)
+      throw std::runtime_error(std::string("field \"error_map.") + key +
+                               "\" is not an array of 2 integers");
+    std::size_t k = 0;
+    for (const json::Node x : a)
+      if (x.get(out[k++]) != simdjson::SUCCESS)
+        throw std::runtime_error(std::string("field \"error_map.") + key +
+                                 "\" is not an array of 2 integers");
+  };
+  pair("extent", m.extent);
+  pair("cell", m.cell);
+  for (const json::Node row : json::array_of(o, "usage")) {
+    simdjson::dom::array cells;
+    if (row.get(cells) != simdjson::SUCCESS)
+      throw std::runtime_error("field \"error_map.usage\" is not an array of rows");
+    std::vector<double> r;
+    for (const json::Node x : cells) {
+      double v = 0;
+      std::string_view text;
+      if (x.get(v) == simdjson::SUCCESS) {
+        r.push_back(v);
+      } else if (x.get(text) == simdjson::SUCCESS && json::special_number(text)) {
+        r.push_back(*json::special_number(text));
+      } else {
+        throw std::runtime_error("field \"error_map.usage\" holds a cell that is not a number");
+      }
+    }
+    m.usage.push_back(std::move(r));
+  }
+  return m;
+}
+
 json::Value admission_json(const Admission& a) {
   json::Value o;
   o["kind"] = admission_kind_name(a.kind);
@@ -110,6 +174,7 @@ json::Value to_json(const BackendRecord& b) {
   o["bound_usage"] = b.bound_usage;
   o["mismatches"] = b.mismatches;
   o["first_offender"] = b.first ? offender_json(*b.first) : json::Value();
+  o["error_map"] = b.error_map ? error_map_json(*b.error_map) : json::Value();
   o["adjoint"] = relations_json(b.adjoint);
   o["metamorphic"] = relations_json(b.metamorphic);
   o["ms"] = b.ms;
@@ -131,6 +196,9 @@ BackendRecord backend_record_from_json(const json::Object& o) {
   b.mismatches = json::integer_of(o, "mismatches");
   const json::Node f = json::field(o, "first_offender");
   if (!f.is_null()) b.first = offender_of(json::Object(f));
+  // Absent in records written before issue 19.
+  if (const std::optional<json::Node> m = o.find("error_map"); m && !m->is_null())
+    b.error_map = error_map_of(json::Object(*m));
   b.adjoint = relations_of(o, "adjoint");
   b.metamorphic = relations_of(o, "metamorphic");
   b.ms = json::number_of(o, "ms");

@@ -184,6 +184,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   rec.bound_usage = cmp.usage;
   rec.mismatches = cmp.mismatches;
   rec.first = cmp.first;
+  rec.error_map = cmp.map;
   ran.push_back({index, run.result, k});
   const RelationContext ctx{j.c,        g, j.operands, j.ref,
                             run.result, k, j.bitwise,  std::max(j.options.runs, 2)};
@@ -306,6 +307,7 @@ BackendRecord judge_result(const Problem& p, const Operands& in, const Tensor& r
   rec.bound_usage = cmp.usage;
   rec.mismatches = cmp.mismatches;
   rec.first = cmp.first;
+  rec.error_map = cmp.map;
   if (!cmp.passed) return finish(Verdict::fail, "compare", cmp.detail);
   bool zero = true;
   for (int64_t i = 0; i < ref.result.size() && zero; ++i) zero = ref.result.get(i) == 0;

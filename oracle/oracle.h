@@ -75,6 +75,19 @@ struct Offender {
   double bound = 0;  // tau_i
 };
 
+/// Where a failing comparison's errors lie in the result (report.html's heat map, issue 19):
+/// |got - exact| / bound per element over the result's two spatial axes (h, w; for a filter
+/// result kh, kw), in the slice that holds the worst element (its n and c; in and out), as the
+/// maximum over cells of cell[0] x cell[1] elements, so that the map has at most kErrorMapSide
+/// cells a side. Inf: an element that differs where equality is required, or a non-finite error.
+struct ErrorMap {
+  std::string rows, cols;  // the axes drawn: "h", "w" (a filter result: "kh", "kw")
+  std::string slice;       // the slice drawn: "n=0 c=3" ("in=1 out=0")
+  std::array<int64_t, 2> extent{}, cell{};
+  std::vector<std::vector<double>> usage;  // extent / cell rows of cells, rounded up
+};
+inline constexpr int64_t kErrorMapSide = 32;
+
 /// One adjoint identity or metamorphic relation.
 struct RelationResult {
   std::string name;        // e.g. "adjoint:fwd=bpi", "metamorphic:nchw"
@@ -98,6 +111,7 @@ struct BackendRecord {
   double bound_usage = 0;  // max_i |got_i - s_i| / tau_i over compared elements (0/0 counts as 0)
   int64_t mismatches = 0;  // elements over their bound
   std::optional<Offender> first;
+  std::optional<ErrorMap> error_map;  // a failing compare's errors over the result
   std::vector<RelationResult> adjoint;
   std::vector<RelationResult> metamorphic;
   double ms = 0;  // time of the backend's main run

@@ -1,7 +1,8 @@
 // report.html: see render.h. The page is reports/report.html.in (style, script, layout), embedded
 // at build time as kReportTemplate; its {{slots}} are filled here, each section drawn in C++ as
-// HTML tables and inline SVG. The page's script only adds the failure filter and checks that every
-// section rendered.
+// HTML tables and inline SVG. The page's script adds the filters (every table), renders the lazy
+// tables (failures, not judged) from their JSON with each failure's details and error heat map
+// (inline SVG) on demand, and checks that every section rendered.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -189,7 +190,7 @@ std::string verdicts_section(const Page& p) {
   for (const Record& r : records)
     ++matrix[{r.op, r.dtype}][r.backend][verdict_name(r.result.verdict)];
   std::string o = "<section id=\"verdicts\"><h2>Verdicts: op &times; dtype &times; backend</h2>";
-  o += "<table><thead><tr><th>op</th><th>dtype</th>";
+  o += "<table class=\"filterable\"><thead><tr><th>op</th><th>dtype</th>";
   for (const std::string& b : backends) o += "<th>" + escape_markup(b) + "</th>";
   o += "</tr></thead><tbody>";
   int rows = 0;
@@ -205,8 +206,19 @@ std::string verdicts_section(const Page& p) {
           o += "<td class=\"na\">&mdash;</td>";
           continue;
         }
-        o += "<td class=\"" + std::string(verdict_class(jt->second)) + "\">" +
-             verdict_cell(jt->second) + "</td>";
+        // A cell with failures or unjudged pairs links to those rows, filtered to the cell.
+        const char* cls = verdict_class(jt->second);
+        const std::string target = std::string(cls) == "bad"         ? "failures"
+                                   : std::string(cls) == "warn"      ? "not-judged"
+                                   : jt->second.count("unsupported") ? "not-judged"
+                                                                     : "";
+        const std::string cell = verdict_cell(jt->second);
+        o += "<td class=\"" + std::string(cls) + "\">" +
+             (target.empty()
+                  ? cell
+                  : "<a href=\"#" + target + "\" data-q=\"backend:" + escape_markup(b) +
+                        " op:" + op_name(op) + " dtype:" + dtype_name(t) + "\">" + cell + "</a>") +
+             "</td>";
       }
       o += "</tr>";
     }
@@ -264,10 +276,73 @@ std::string bound_usage_section(const Page& p) {
   return o;
 }
 
+// Rows of the lazy tables (failures, not judged) go to the page as JSON in a <script> element, and
+// the page's script renders the rows that match the filter, a few hundred at a time, and a row's
+// details when it is opened: a run of 10^5 records stays one light page (issue 19).
+constexpr std::size_t kLazyRows = 20000;   // rows of a lazy table carried in the page
+constexpr std::size_t kDetailRows = 1000;  // failure rows that carry their details (heat map)
+
+// A JSON value as the text of a <script type="application/json"> element ("</" cannot end it).
+std::string script_json(const json::Value& v) {
+  std::string text = json::dump(v);
+  for (std::size_t at = text.find("</"); at != std::string::npos; at = text.find("</", at + 2))
+    text.insert(at + 1, "\\");
+  return text;
+}
+
+// One lazy row: what the table shows and what its filter matches (keys kept short: a page may
+// carry kLazyRows of them). With `details`, what an opened failure row shows: every check with
+// its residual and slack, the mismatch count, the bound usage and the error heat map.
+json::Value row_json(const Record& r, bool details) {
+  const BackendRecord& x = r.result;
+  json::Value o = json::Value::object();
+  o["b"] = r.backend;
+  o["v"] = verdict_name(x.verdict);
+  o["k"] = x.check;
+  o["op"] = r.op;
+  o["dt"] = r.dtype;
+  o["d"] = r.descriptor;
+  o["f"] = fill_name(r.fill);
+  o["s"] = std::to_string(r.seed);
+  o["t"] = r.tag;
+  o["r"] = x.reason;
+  o["p"] = x.repro;
+  if (!details) return o;
+  o["c"] = x.contract;
+  o["u"] = x.bound_usage;
+  o["m"] = x.mismatches;
+  // Checks and heat map in the records' one JSON form (oracle/json.cpp), as results.jsonl has them.
+  const json::Value full = to_json(x);
+  json::Value checks = full["adjoint"];
+  for (const json::Value& m : full["metamorphic"]) checks.push_back(m);
+  o["x"] = std::move(checks);
+  if (!full["error_map"].is_null()) o["map"] = full["error_map"];
+  return o;
+}
+
+// A lazy table's frame: filter box, count, header, an empty body the script fills, "show more",
+// and its rows as JSON.
+std::string lazy_table(const std::string& id, const std::vector<std::string>& columns,
+                       const json::Value& rows, std::size_t total, const std::string& placeholder) {
+  std::string o = "<input class=\"filter\" id=\"" + id +
+                  "-filter\" type=\"search\" placeholder=\"" + escape_markup(placeholder) +
+                  "\"> <span class=\"note count\" id=\"" + id + "-count\"></span>";
+  o += "<table class=\"lazy\" id=\"" + id + "-table\" data-source=\"" + id + "-data\"><thead><tr>";
+  for (const std::string& c : columns) o += "<th>" + escape_markup(c) + "</th>";
+  o += "</tr></thead><tbody></tbody></table>";
+  o += "<button type=\"button\" class=\"more\" id=\"" + id + "-more\">show more</button>";
+  if (rows.size() < total)
+    o += "<p class=\"note\">" + std::to_string(total - rows.size()) +
+         " more in results.jsonl (the page carries the first " + std::to_string(rows.size()) +
+         ").</p>";
+  o +=
+      "<script type=\"application/json\" id=\"" + id + "-data\">" + script_json(rows) + "</script>";
+  return o;
+}
+
 std::string failures_section(const Page& p) {
-  const std::vector<Record>& records = p.records;
   std::vector<const Record*> failures;
-  for (const Record& r : records)
+  for (const Record& r : p.records)
     if (is_failure(r.result.verdict)) failures.push_back(&r);
   std::string o =
       "<section id=\"failures\"><h2>Failures (" + std::to_string(failures.size()) + ")</h2>";
@@ -275,31 +350,50 @@ std::string failures_section(const Page& p) {
     o += "<p class=\"ok pill\">No failure: every judged pair passed or was not judged "
          "(unsupported, mistrusted).</p>";
   } else {
-    const std::size_t shown = std::min<std::size_t>(failures.size(), 1000);
-    o += "<input id=\"failure-filter\" type=\"search\" placeholder=\"filter: backend, op, "
-         "check, text...\"> <span id=\"failure-count\" class=\"note\">" +
-         std::to_string(shown) + " shown</span>";
-    o += "<table><thead><tr><th>backend</th><th>verdict</th><th>check</th><th>case</th>"
-         "<th>reason</th><th>repro</th></tr></thead><tbody>";
-    for (std::size_t i = 0; i < shown; ++i) {
-      const Record& r = *failures[i];
-      const BackendRecord& x = r.result;
-      o += "<tr><td>" + escape_markup(r.backend) + "</td><td class=\"bad\">" +
-           escape_markup(verdict_name(x.verdict)) + "</td><td>" + escape_markup(x.check) +
-           "</td><td><code>" + escape_markup(r.descriptor) + "</code><br>fill " +
-           escape_markup(fill_name(r.fill)) + ", seed " + std::to_string(r.seed) +
-           (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) + "</td><td>" +
-           escape_markup(x.reason) + "</td><td><code>" + escape_markup(x.repro) +
-           "</code></td></tr>";
-    }
-    o += "</tbody></table>";
-    if (shown < failures.size())
-      o += "<p class=\"note\">" + std::to_string(failures.size() - shown) +
-           " more in results.jsonl.</p>";
+    o += "<p class=\"note\">Click a row for every check's result (residual and slack), the "
+         "mismatch count, the bound usage and a heat map of where in the result the errors are. "
+         "Filter by words, or by <code>backend:</code>, <code>op:</code>, <code>dtype:</code>, "
+         "<code>check:</code> and <code>verdict:</code> (the verdict matrix's cells link "
+         "here).</p>";
+    if (failures.size() > kDetailRows)
+      o += "<p class=\"note\">The first " + std::to_string(kDetailRows) +
+           " failures carry their details; the others' are in results.jsonl.</p>";
+    json::Value rows = json::Value::array();
+    for (std::size_t i = 0; i < failures.size() && i < kLazyRows; ++i)
+      rows.push_back(row_json(*failures[i], i < kDetailRows));
+    o += lazy_table("failures", {"backend", "verdict", "check", "case", "reason", "repro"}, rows,
+                    failures.size(), "filter: backend, op, check, text...");
   }
-  o += "</section>";
+  return o + "</section>";
+}
 
-  return o;
+// Every pair that is neither pass nor a failure, with why: mistrusted (too degenerate to judge)
+// and unsupported (the backend declined).
+std::string not_judged_section(const Page& p) {
+  std::vector<const Record*> rows_of;
+  int64_t mistrusted = 0, unsupported = 0;
+  for (const Record& r : p.records) {
+    if (r.result.verdict != Verdict::mistrusted && r.result.verdict != Verdict::unsupported)
+      continue;
+    rows_of.push_back(&r);
+    (r.result.verdict == Verdict::mistrusted ? mistrusted : unsupported) += 1;
+  }
+  std::string o = "<section id=\"not-judged\"><h2>Not judged: " + std::to_string(mistrusted) +
+                  " mistrusted, " + std::to_string(unsupported) + " unsupported</h2>";
+  o += "<p class=\"note\">Neither passes nor fails a run, and is never counted as passed. "
+       "mistrusted: the oracle cannot judge the case (the reason says why: a bound meaningless "
+       "for sums this long, an empty or all-zero exact result); unsupported: the backend declined "
+       "the problem, with its reason.</p>";
+  if (rows_of.empty()) {
+    o += "<p class=\"ok pill\">Every pair was judged.</p>";
+  } else {
+    json::Value rows = json::Value::array();
+    for (std::size_t i = 0; i < rows_of.size() && i < kLazyRows; ++i)
+      rows.push_back(row_json(*rows_of[i], false));
+    o += lazy_table("not-judged", {"backend", "verdict", "check", "case", "reason", "repro"}, rows,
+                    rows_of.size(), "filter: backend, op, reason...");
+  }
+  return o + "</section>";
 }
 
 std::string coverage_section(const Page& p) {
@@ -311,7 +405,7 @@ std::string coverage_section(const Page& p) {
   o += "<p class=\"note\">Cases per class and op, &ldquo;ran&rdquo; in brackets when fewer ran "
        "(a case runs when a backend executed it). Red: the op admits the class and no case of "
        "it ran. &mdash;: the op does not admit the class.</p>";
-  o += "<table><thead><tr><th>class</th>";
+  o += "<table class=\"filterable\"><thead><tr><th>class</th>";
   for (Op op : kAllOps) {
     std::string name = op_name(op);  // let long op names wrap after their underscores
     for (std::size_t at = name.find('_'); at != std::string::npos; at = name.find('_', at + 6))
@@ -354,7 +448,8 @@ std::string performance_section(const Page& p) {
        "backend's main run per case (one run, cold caches, guard bands included), not medians "
        "and not against peak. For throughput against the machine's measured peak use "
        "<code>convcheck bench</code>.</p>";
-  o += "<table><thead><tr><th>backend</th><th>timed pairs</th><th>total s</th><th>median "
+  o += "<table class=\"filterable\"><thead><tr><th>backend</th><th>timed pairs</th><th>total "
+       "s</th><th>median "
        "ms</th><th>p90 ms</th><th>max ms</th><th>slowest case</th></tr></thead><tbody>";
   std::vector<std::string> bar_labels;
   std::vector<double> bar_values;
@@ -397,7 +492,8 @@ std::string performance_section(const Page& p) {
 
 std::string environment_section(const Page& p) {
   const RunInfo& info = p.info;
-  std::string o = "<section id=\"environment\"><h2>Environment</h2><table><tbody>";
+  std::string o =
+      "<section id=\"environment\"><h2>Environment</h2><table class=\"filterable\"><tbody>";
   if (info.environment.is_object()) {
     for (auto it = info.environment.begin(); it != info.environment.end(); ++it)
       o += "<tr><th>" + escape_markup(it.key()) + "</th><td>" +
@@ -453,6 +549,7 @@ std::string report_html(const RunInfo& info, const std::vector<Record>& records)
                                 {"verdicts", verdicts_section(p)},
                                 {"bound-usage", bound_usage_section(p)},
                                 {"failures", failures_section(p)},
+                                {"not-judged", not_judged_section(p)},
                                 {"coverage", coverage_section(p)},
                                 {"performance", performance_section(p)},
                                 {"environment", environment_section(p)}});

@@ -711,7 +711,8 @@ void print_failures(std::ostream& out, const RunPlan& plan, const RunState& st) 
   }
   out << "run: "
       << (st.failing > kShownFailures ? "all " + std::to_string(st.failing) : "their details")
-      << " in " << plan.dir << "/report.html (failures first, each row expands) and " << plan.dir
+      << " in " << plan.dir
+      << "/report.html (Failures: click a row for every check and a heat map) and " << plan.dir
       << "/results.jsonl\n";
 }
 
