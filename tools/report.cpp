@@ -31,19 +31,24 @@ namespace convcheck::cli {
 
 namespace {
 
-const char* kReportHelp =
-    "usage: convcheck report html DIR\n"
-    "       convcheck report diff A B [--json]\n"
-    "       convcheck report merge DIR... --out DIR\n"
-    "\n"
-    "  html   re-render summary.json, junit.xml and report.html from DIR/results.jsonl\n"
-    "  diff   compare run B with run A (records matched by descriptor, seed, fill, backend):\n"
-    "         new failures, fixed cases, bound usage grown > 2x and > 0.5, and per backend and\n"
-    "         op a median slowdown beyond the run-to-run noise measured from the per-case\n"
-    "         spread; exit 1 on a regression, 0 otherwise\n"
-    "  merge  join the directories of `run --shard K/N` runs into one report in --out\n"
-    "\n"
-    "convcheck report html|diff|merge --help: that command's options and an example\n";
+// `report --help`: each of report's commands' synopsis and summary (tools/commands.cpp's help
+// table, which each one's own --help prints too).
+std::string report_help() {
+  std::string o = "usage:";
+  for (const char* name : {"report html", "report diff", "report merge"})
+    o += std::string(o == "usage:" ? " " : "       ") + "convcheck " +
+         synopsis_text(*command_help(name)) + "\n";
+  o += "\n";
+  for (const char* name : {"report html", "report diff", "report merge"}) {
+    const CommandHelp& c = *command_help(name);
+    std::string summary = c.summary;
+    for (std::size_t nl = summary.find('\n'); nl != std::string::npos;
+         nl = summary.find('\n', nl + 1))
+      summary.insert(nl + 1, 9, ' ');
+    o += "  " + (std::string(c.name).substr(7) + "       ").substr(0, 7) + summary + "\n";
+  }
+  return o + "\nconvcheck report html|diff|merge --help: that command's options and an example\n";
+}
 
 int report_html_cmd(const Args& args) {
   po::options_description desc("report html");
@@ -183,7 +188,7 @@ int report_merge_cmd(const Args& args) {
 
 int cmd_report(const Args& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kReportHelp;
+    (args.empty() ? std::cerr : std::cout) << report_help();  // no command: a usage error
     return args.empty() ? kBadInput : kOk;
   }
   const Args rest(args.begin() + 1, args.end());

@@ -101,8 +101,9 @@ if [ -s "$shot" ] && [ "$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')" = "895
   ok
 else bad "no PNG screenshot"; fi
 
-# 10^5 records: the page stays light (lazy rows: at most 200 rendered per table) and renders in
-# the browser within the timeout.
+# 10^5 records (2 % of them as the small run had them, failing or not judged, the rest passing):
+# the page stays light (lazy rows: at most 200 rendered per table) and renders in the browser
+# within the timeout.
 python3 - "$T/run" "$T/big" <<'PY'
 import json, os, sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -115,6 +116,9 @@ while len(out) < 100000:
         r = json.loads(line)
         r["seed"] = str(1000000 + n) if isinstance(r["seed"], str) else 1000000 + n
         r["case"] = n // 2
+        if n % 50 != 0:  # a realistic run: most pairs pass (2 % keep their verdict)
+            r.update(verdict="pass", check="", reason="", mismatches=0, bound_usage=0,
+                     first_offender=None, error_map=None)
         out.append(json.dumps(r))
         n += 1
 run["suite"]["cases"] = n // 2 + 1
