@@ -69,7 +69,7 @@ const char* const kRunDetails =
     "reports of what finished and exits 130/143/141; --resume continues. A second signal ends\n"
     "the process at once (results.jsonl keeps every finished case).\n"
     "exit codes: 0 all pass (unsupported and mistrusted do not fail a run), 1 a failure, crash or\n"
-    "timeout, 2 bad usage or input, 3 a named backend is unavailable, 130/143 interrupted.\n";
+    "timeout, 2 bad usage or input, 3 a named backend is unavailable, 130/143/141 interrupted.\n";
 
 #define CONVCHECK_BI "'conv2d_backprop_input:input=1x4x4x1,filter=2x2x1x1'"
 // clang-format off
@@ -204,7 +204,8 @@ std::string usage() {
       "refuse, before allocating, a problem or .npy file whose tensors would need more than N\n"
       "bytes (default: half of physical memory; check, fuzz and run count the oracle's copies).\n"
       "exit codes: 0 ok, 1 a check failed, 2 bad usage or input, 3 backend unavailable;\n"
-      "run and fuzz: 130/143 when stopped by SIGINT/SIGTERM (rerun with --resume).\n";
+      "run and fuzz: 130/143/141 when stopped by SIGINT/SIGTERM/a closed stdout (rerun with\n"
+      "--resume).\n";
   return o;
 }
 
