@@ -26,9 +26,9 @@
 //
 // Exit codes: 0 every pair passed, was unsupported or mistrusted (mistrusted does not fail a run,
 // and is shown in every report); 1 a pair failed, crashed or timed out; 2 bad usage or input (an
-// unwritable DIR, a results.jsonl without --resume); 3 a named backend is unavailable; 130/143
-// stopped by SIGINT/SIGTERM after the case in flight (the reports then cover what finished;
-// rerun with --resume).
+// unwritable DIR, a results.jsonl without --resume); 3 a named backend is unavailable; 130/143/141
+// stopped by SIGINT/SIGTERM/a closed stdout after the case in flight (the reports then cover what
+// finished; rerun with --resume).
 #include <fcntl.h>
 #include <omp.h>
 #include <unistd.h>

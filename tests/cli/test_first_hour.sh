@@ -90,6 +90,21 @@ expect 0 "in all segments" -- run --suite "$T/bom.txt" --backends reference --ou
 holds "run.json's elapsed_s adds the earlier segments" python3 -c "
 import json, sys; sys.exit(0 if json.load(open('$T/pipe/run.json'))['elapsed_s'] >= 1000 else 1)"
 
+# --- progress: fuzz's on stderr like run's; in a log a line per tenth; a resumed run's first line ---
+timeout 120 "$CC" fuzz --backends reference --cases 20 >"$T/fuzz.out" 2>"$T/fuzz.err"
+holds "fuzz's progress is on stderr" grep -q "^fuzz: 20/20 cases (100%), .* cases/s, 0 failing backends, ETA 0s" "$T/fuzz.err"
+holds "and not on stdout" test "$(grep -c '^fuzz: [0-9]*/20 cases' "$T/fuzz.out")" -eq 0
+holds "a line per tenth in a log (10 of them)" test "$(grep -c '^fuzz: [0-9]*/20 cases' "$T/fuzz.err")" -eq 10
+for i in $(seq 1 10); do echo "conv2d:input=1x$((i + 3))x4x1,filter=2x2x1x1 --fill exact"; done >"$T/ten.txt"
+for i in $(seq 1 10); do echo "conv2d:input=1x$((i + 3))x4x1,filter=2x2x1x1 --fill real"; done >>"$T/ten.txt"
+timeout 120 "$CC" run --suite "$T/ten.txt" --backends reference --out "$T/ten" >/dev/null 2>&1
+head -10 "$T/ten/results.jsonl" >"$T/ten/half" && mv "$T/ten/half" "$T/ten/results.jsonl"
+timeout 120 "$CC" run --suite "$T/ten.txt" --backends reference --out "$T/ten" --resume >/dev/null 2>"$T/ten.err"
+# 10 of 20 recorded: the first line waits for this segment's first tenth (12/20), so that its rate
+# and ETA come from this segment's cases, not from one.
+holds "a resumed run's first progress line is at its next tenth" \
+  test "$(grep -m1 -o '^run: [0-9]*/20' "$T/ten.err")" = "run: 12/20"
+
 # --- a failing run shows its first failures, with repro lines, and where the rest are ---------
 expect 1 "repro: convcheck check '$P,stride=1x1" -- run --suite "$T/bom.txt" \
   --backends reference,optimized=mutant:flip_filter --out "$T/failing"
