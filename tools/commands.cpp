@@ -198,7 +198,7 @@ std::string usage() {
       "Backends: see `list`; plugin:PATH runs a third-party kernel (plugins/convcheck_plugin.h)\n"
       "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin.\n"
       "--shard K/N takes case i (suite or fuzz stream order, from 0) when i mod N == K-1.\n"
-      "--max-bytes N[K|M|G|T] (" +
+      "--max-bytes N[K|M|G|T|P] (" +
       takers +
       "):\n"
       "refuse, before allocating, a problem or .npy file whose tensors would need more than N\n"

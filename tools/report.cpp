@@ -195,7 +195,10 @@ int cmd_report(const Args& args) {
   if (args[0] == "html") return report_html_cmd(rest);
   if (args[0] == "diff") return report_diff_cmd(rest);
   if (args[0] == "merge") return report_merge_cmd(rest);
-  throw InvalidArgument("unknown report command '" + args[0] + "' (expected html, diff or merge)");
+  const std::string near = nearest(args[0], {"html", "diff", "merge"});
+  throw InvalidArgument("unknown report command '" + args[0] + "'" +
+                        (near.empty() ? "" : "; did you mean " + near + "?") +
+                        " (expected html, diff or merge)");
 }
 
 }  // namespace convcheck::cli

@@ -62,6 +62,7 @@ expect 2 "unrecognised option '--o'; did you mean --out?" -- run --suite smoke -
 expect 2 "did you mean --max-bytes?" -- check "$P" --max-byte 1G
 expect 2 "unrecognised option '--frobnicate' (convcheck check --help" -- check "$P" --frobnicate
 expect 2 "unknown command 'chek'; did you mean check?" -- chek "$P"
+expect 2 "unknown report command 'dif'; did you mean diff?" -- report dif a b
 holds "a refused run wrote nothing" test ! -e "$T/r"
 # The full spellings, and --opt=value, still work.
 expect 0 "reference: pass" -- check "$P" --backends=reference --fill exact --seed 3
