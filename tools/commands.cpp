@@ -236,7 +236,8 @@ int cmd_list(const Args& args) {
   std::cout << "formats: NHWC, NCHW; padding: VALID, SAME, T:B:L:R\n";
   std::cout << "cpu: " << cpu_features().describe() << "\n";
   std::cout << "optimized kernels: " << opt::isa_summary() << "\n";
-  std::cout << "suites (" << suites_dir() << "):";
+  const SuitesDir suites = suites_location();
+  std::cout << "suites (" << suites.dir << ", " << suites.source << "):";
   for (const std::string& n : suite_names()) std::cout << " " << n;
   std::cout << "\n";
   if (!refused.empty()) throw InvalidArgument(refused);

@@ -33,14 +33,16 @@ namespace {
 const char* kReportHelp =
     "usage: convcheck report html DIR\n"
     "       convcheck report diff A B [--json]\n"
-    "       convcheck report merge DIR... --out DIR\n"
+    "       convcheck report merge DIR... --out DIR [--allow-partial]\n"
     "\n"
     "  html   re-render summary.json, junit.xml and report.html from DIR/results.jsonl\n"
     "  diff   compare run B with run A (records matched by descriptor, seed, fill, backend):\n"
     "         new failures, fixed cases, bound usage grown > 2x and > 0.5, and per backend and\n"
     "         op a median slowdown beyond the run-to-run noise measured from the per-case\n"
     "         spread; exit 1 on a regression, 0 otherwise\n"
-    "  merge  join the directories of `run --shard K/N` runs into one report in --out\n";
+    "  merge  join the directories of `run --shard K/N` runs into one report in --out; every\n"
+    "         shard 1..N must be present and complete (exit 2 naming those that are not), or\n"
+    "         --allow-partial writes a report marked incomplete\n";
 
 int report_html_cmd(const Args& args) {
   if (args.size() != 1) throw InvalidArgument("report html takes one directory (a run's --out)");
@@ -75,7 +77,8 @@ int report_diff_cmd(const Args& args) {
 int report_merge_cmd(const Args& args) {
   po::options_description desc("report merge");
   desc.add_options()("dirs", po::value<std::vector<std::string>>(), "shard directories")(
-      "out", po::value<std::string>(), "merged report directory");
+      "out", po::value<std::string>(), "merged report directory")(
+      "allow-partial", "write a report marked incomplete when shards are missing or incomplete");
   po::positional_options_description pos;
   pos.add("dirs", -1);
   po::variables_map vm;
@@ -97,8 +100,17 @@ int report_merge_cmd(const Args& args) {
     return s;
   };
   std::vector<json::Value> other_environments;
+  std::vector<std::string> incomplete;  // "K/N (DIR: R of P pairs)"
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     reports::RunDir run = reports::read_run_dir(dirs[i]);
+    const int64_t recorded = static_cast<int64_t>(run.records.size());
+    if (!reports::is_complete(run.info, recorded)) {
+      const int64_t planned =
+          run.info.planned_cases() * static_cast<int64_t>(run.info.backends.size());
+      incomplete.push_back(reports::to_string(run.info.shard) + " (" + dirs[i] + ": " +
+                           std::to_string(recorded) + " of " + std::to_string(planned) + " pairs" +
+                           (run.info.interrupted ? ", interrupted" : "") + ")");
+    }
     if (run.truncated_tail)
       std::cerr << "report merge: " << dirs[i] << "/results.jsonl: last line cut short; ignored\n";
     if (i == 0) {
@@ -143,13 +155,40 @@ int report_merge_cmd(const Args& args) {
     const int64_t n = *ns.begin();
     for (int64_t k = 1; k <= n; ++k) whole = whole && shards.count({n, k});
   }
+  if (ns.size() > 1)
+    throw InvalidArgument(
+        "report merge: the directories mix shard counts; merge shards K/N of one N");
+  // Completeness: every shard 1..N of the run present, each with all its pairs.
+  std::vector<std::string> missing;
+  if (const int64_t n = *ns.begin(); n > 1)
+    for (int64_t k = 1; k <= n; ++k)
+      if (!shards.count({n, k})) missing.push_back(std::to_string(k) + "/" + std::to_string(n));
+  if (!missing.empty() || !incomplete.empty()) {
+    std::string what;
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    if (!missing.empty())
+      what += "shard" + std::string(missing.size() > 1 ? "s " : " ") + list(missing) + " missing";
+    if (!incomplete.empty())
+      what += (what.empty() ? "" : "; ") + std::string("incomplete: ") + list(incomplete);
+    if (!vm.count("allow-partial"))
+      throw InvalidArgument("report merge: " + what +
+                            ". Merge every shard of the run once each has completed (a shard "
+                            "continues with run --resume), or pass --allow-partial for a report "
+                            "marked incomplete");
+    std::cerr << "report merge: " << what
+              << "; the report is marked incomplete (--allow-partial)\n";
+    merged.partial = true;
+    merged.missing_shards = missing;
+    for (const std::string& x : incomplete)
+      merged.incomplete_shards.push_back(x.substr(0, x.find(' ')));
+  }
   if (whole) {
     merged.shard = reports::Shard{};
   } else {
-    if (ns.size() > 1) {
-      throw InvalidArgument(
-          "report merge: the directories mix shard counts; merge shards K/N of one N");
-    }
     for (const auto& [n, k] : shards) merged.merged_shards.push_back(reports::Shard{k, n});
     merged.shard = merged.merged_shards.front();
   }
@@ -170,7 +209,10 @@ int report_merge_cmd(const Args& args) {
   reports::write_file_atomic(out + "/results.jsonl", lines);
   reports::write_reports(out, merged, sorted);
   std::cout << "report merge: " << dirs.size() << " directories, " << sorted.size() << " records"
-            << (whole ? " (every shard: the whole suite)" : "") << "; wrote " << out
+            << (merged.partial ? " (partial: marked incomplete)"
+                : whole        ? " (every shard: the whole suite)"
+                               : "")
+            << "; wrote " << out
             << "/results.jsonl, run.json, summary.json, junit.xml, report.html\n";
   int64_t failing = 0;
   for (const reports::Record& r : sorted) failing += is_failure(r.result.verdict);
