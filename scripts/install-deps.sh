@@ -25,6 +25,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # Packages only: never start their services (munge, slurmctld, slurmd would otherwise start with
+  # the system's configuration; the tests start their own). A machine without a policy-rc.d gets
+  # one for the install only.
+  policy=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
