@@ -26,9 +26,9 @@ namespace convcheck::opt {
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2. Inside a block, the tiles of one
 // out_backprop panel (group and NR channels; every tap and q, fewer when their filter tiles would
-// not fit half of L2) form a run, and a run walks the block in sub-blocks of rows whose panel
-// slice sits in L1. With several taps and out_backprop wider than a panel, the slice is packed NR
-// apart first: read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for
+// not fit half of L2) form a run. With several taps and out_backprop wider than a panel, a run
+// walks the block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart
+// first: read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for
 // 256 or 512 channels), which maps them to a few L1 sets, so every tile streamed them from L2 (the
 // bound of AVX2's narrow 16-column tiles). A kernel call continues its tile's sum from memory, so
 // blocks, runs and sub-blocks do not change the arithmetic.
@@ -197,6 +197,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
   // it; a sub-block's slice too large for L2 (a row of millions of columns) is read in place.
   P.pack = taps > 1 && g.O > P.NR && P.sub_rows * g.OW * P.NR * elem <= cache.l2;
+  // Unpacked, the slice is out_backprop itself: sub-blocks would only add calls (a panel as wide
+  // as out_backprop, AVX-512's 64 columns on a 64-channel layer, already ran at 96 % of peak).
+  if (!P.pack) P.sub_rows = P.block_rows;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();
