@@ -37,9 +37,23 @@ std::string shown(const std::string& s) {
 
 }  // namespace
 
+SuitesDir suites_location() {
+  if (const char* env = std::getenv("CONVCHECK_SUITES"); env && *env)
+    return {env, "$CONVCHECK_SUITES"};
+  // An installed tree (cmake --install): <prefix>/bin/convcheck and
+  // <prefix>/share/convcheck/suites.
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path beside =
+        self.parent_path().parent_path() / "share" / "convcheck" / "suites";
+    if (std::filesystem::is_directory(beside, ec)) return {beside.string(), "installed"};
+  }
+  return {CONVCHECK_SUITES_DIR, "source tree"};
+}
+
 std::string suites_dir() {
-  if (const char* env = std::getenv("CONVCHECK_SUITES"); env && *env) return env;
-  return CONVCHECK_SUITES_DIR;
+  return suites_location().dir;
 }
 
 Suite parse_suite(const std::string& text, const std::string& path) {

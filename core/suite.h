@@ -3,9 +3,10 @@
 //   # a comment (also after an entry)
 //   <descriptor> [--tag NAME] [--fill FILL]
 //
-// A suite is named (NAME -> <suites dir>/NAME.txt; the suites dir is the source tree's suites/,
-// or $CONVCHECK_SUITES) or given as a file path. Every entry is validated when read; an error names
-// the file and line.
+// A suite is named (NAME -> <suites dir>/NAME.txt) or given as a file path. The suites dir is
+// $CONVCHECK_SUITES when set; else, for an installed binary (cmake --install),
+// <prefix>/share/convcheck/suites beside its bin/; else the source tree's suites/ (a build tree).
+// Every entry is validated when read; an error names the file and line.
 #pragma once
 
 #include <optional>
@@ -36,7 +37,13 @@ Suite parse_suite(const std::string& text, const std::string& path);
 Suite read_suite(const std::string& name_or_path);
 /// The suites in the suites dir, by name.
 std::vector<std::string> suite_names();
-/// Where named suites are looked up.
+/// Where named suites are read from, and which rule chose it ("$CONVCHECK_SUITES", "installed",
+/// "source tree").
+struct SuitesDir {
+  std::string dir, source;
+};
+SuitesDir suites_location();
+/// suites_location().dir
 std::string suites_dir();
 
 }  // namespace convcheck

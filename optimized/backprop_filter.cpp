@@ -24,29 +24,113 @@ namespace convcheck::opt {
 // elements the law connects it to).
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
-// walked in blocks whose input and out_backprop rows fit in L2; every tile of a thread runs over
-// the block before the next block. When the filter is small beside the activations, the output
-// rows are also split into a fixed number of chunks (a function of the problem alone), each
-// summed into its own partial filter, and the partials are added in chunk order at the end; so
-// each thread streams only its share of the activations. Threads take (chunk, tile range) items;
-// a tile accumulates its terms in output-row order, then column order, so results do not depend
-// on the thread count.
+// walked in blocks whose input and out_backprop rows fit in L2. Inside a block, the tiles of one
+// out_backprop panel (group and NR channels; every tap and q, fewer when their filter tiles would
+// not fit half of L2) form a run. With several taps and out_backprop wider than a panel, a run
+// walks the block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart
+// first: read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for
+// 256 or 512 channels), which maps them to a few L1 sets, so every tile streamed them from L2 (the
+// bound of AVX2's narrow 16-column tiles). A kernel call continues its tile's sum from memory, so
+// blocks, runs and sub-blocks do not change the arithmetic.
+//
+// A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
+// panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
+// ResNet's 1x1 layer (0.59-0.69 of oneDNN against 0.78-0.83, AVX2, 1 thread, 2026-11-24): with
+// 64 input channels each packed out_backprop element serves only 11 tiles, and the packing pass
+// takes the memory misses that the kernel otherwise overlaps with its arithmetic.
+//
+// When the filter is small beside the activations, the output rows are also split into a fixed
+// number of chunks (a function of the problem alone), each summed into its own partial filter, and
+// the partials are added in chunk order at the end; so each thread streams only its share of the
+// activations. Threads take (chunk, tile range) items; a tile accumulates its terms in output-row
+// order, then column order, so results do not depend on the thread count.
 
 namespace {
-
-// Bytes of input and out_backprop rows a thread walks per block, from the L2 size the OS reports
-// (internal.h: cache_sizes()): about the L2 when every tap re-reads the block (measured best for
-// 3x3 and 5x5 filters on a 1 MiB L2); an eighth of it for 1x1 filters, whose single tap sweeps
-// each block fewer times (measured best for ResNet's 1x1).
-int64_t block_bytes(int64_t taps) {
-  const int64_t l2 = cache_sizes().l2;
-  return taps == 1 ? l2 / 8 : l2;
-}
 
 // Chunks: kMaxChunks (a multiple of the usual thread counts, for balance) when the activations are
 // at least kChunkRatio times the partial filters, else 1.
 constexpr int64_t kMaxChunks = 8;
 constexpr int64_t kChunkRatio = 16;
+constexpr int64_t kLine = 64;  // bytes per cache line
+
+// What every work item needs: the problem, its segments, the tiling and the kernel.
+template <class T>
+struct Plan {
+  const Geometry* g = nullptr;
+  const T* x = nullptr;
+  const T* dy = nullptr;
+  const Segment* seg = nullptr;  // [tap][row]
+  int64_t taps = 0, rows = 0, Og = 0, MR = 0, NR = 0, qblocks = 0, oblocks = 0;
+  int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
+  void (*kernel)(const FilterTile<T>&) = nullptr;
+  bool pack = true;
+};
+
+// Copies n (a tile's width: a few to a few dozen) elements; an inline loop, as a library call per
+// pixel cost more than the copy.
+template <class T>
+inline void copy_short(const T* src, int64_t n, T* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
+// Per-thread packing buffers.
+template <class T>
+struct Packs {
+  std::vector<T> b;  // the out_backprop panel's slice
+  std::vector<Segment> seg;
+};
+
+// The tiles [t0, t1) over output rows [r0, r1), in blocks, runs and sub-blocks (above).
+template <class T>
+void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
+              Packs<T>* pk) {
+  const Geometry& g = *P.g;
+  const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, taps = P.taps;
+  for (int64_t row0 = r0; row0 < r1; row0 += P.block_rows) {
+    const int64_t row_end = std::min(r1, row0 + P.block_rows);
+    // Runs: t = ((grp * oblocks + ob) * taps + tap) * qblocks + qb.
+    for (int64_t ta = t0; ta < t1;) {
+      const int64_t tb =
+          std::min({t1, (ta / (taps * qblocks) + 1) * (taps * qblocks), ta + P.run_tiles});
+      const int64_t grp = ta / (qblocks * taps * P.oblocks), ob = ta / (qblocks * taps) % P.oblocks;
+      const int64_t o0 = grp * P.Og + ob * NR, nr = std::min(NR, P.Og - ob * NR);
+      for (int64_t sub0 = row0; sub0 < row_end; sub0 += P.sub_rows) {
+        const int64_t nsub = std::min(P.sub_rows, row_end - sub0);
+        const bool pack = P.pack;
+        if (pack) {  // the panel's slice NR apart, and the segments re-addressed to it
+          for (int64_t q = 0; q < nsub * g.OW; ++q)
+            copy_short(P.dy + (sub0 * g.OW + q) * g.O + o0, nr, pk->b.data() + q * NR);
+          for (int64_t tap = 0; tap < taps; ++tap) {
+            for (int64_t r = 0; r < nsub; ++r) {
+              Segment sg = P.seg[tap * P.rows + sub0 + r];
+              sg.dy = sg.count > 0 ? (sg.dy / g.O - sub0 * g.OW) * NR : 0;
+              pk->seg[static_cast<std::size_t>(tap * nsub + r)] = sg;
+            }
+          }
+        }
+        for (int64_t t = ta; t < tb; ++t) {
+          const int64_t qb = t % qblocks, tap = t / qblocks % taps, q0 = qb * MR;
+          FilterTile<T> ft;
+          ft.x = P.x + grp * g.Cf + q0;
+          // A segment with two or more columns has sw < W; otherwise the step is never taken, and
+          // clamping keeps a huge stride's sw * C from overflowing.
+          ft.x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
+          ft.dy = pack ? pk->b.data() : P.dy + o0;
+          ft.dy_step = pack ? NR : g.O;
+          ft.seg = pack ? pk->seg.data() + tap * nsub : P.seg + tap * P.rows + sub0;
+          ft.nseg = nsub;
+          ft.c = out + (tap * g.Cf + q0) * g.O + o0;
+          ft.ldc = g.O;
+          ft.mr = std::min(MR, g.Cf - q0);
+          ft.nr = nr;
+          ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
+          P.kernel(ft);
+        }
+      }
+      ta = tb;
+    }
+  }
+}
 
 }  // namespace
 
@@ -82,16 +166,42 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
 
   const KernelTable<T>& kt = kernels<T>();
   const int variant = kt.variant_for(Og);
-  const int64_t NR = kt.nr(variant), MR = kt.mr;
-  const int64_t qblocks = (g.Cf + MR - 1) / MR, oblocks = (Og + NR - 1) / NR;
-  const int64_t tiles = g.G * taps * qblocks * oblocks;
+  const int64_t elem = static_cast<int64_t>(sizeof(T));
+  const CacheSizes& cache = cache_sizes();
+  Plan<T> P;
+  P.g = &g;
+  P.x = x;
+  P.dy = dy;
+  P.seg = seg.data();
+  P.taps = taps;
+  P.rows = rows;
+  P.Og = Og;
+  P.NR = kt.nr(variant);
+  P.MR = kt.mr;
+  P.qblocks = (g.Cf + P.MR - 1) / P.MR;
+  P.oblocks = (Og + P.NR - 1) / P.NR;
+  P.kernel = kt.filter[variant];
+  const int64_t tiles = g.G * taps * P.qblocks * P.oblocks;
   // Input rows one output row spans: the stride, but never more than the input has (a stride up to
   // 2^60 times a row would overflow, issue 8).
   const int64_t span_rows = std::min(g.sh, g.H);
-  const int64_t row_bytes =
-      (g.OW * g.O + span_rows * g.W * g.C) * static_cast<int64_t>(sizeof(T)) + 1;
-  const int64_t block_rows = std::max<int64_t>(1, block_bytes(taps) / row_bytes);
-  auto kernel = kt.filter[variant];
+  // Blocks: the input and out_backprop rows fit L2 when every tap re-reads the block; an eighth of
+  // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1).
+  const int64_t row_bytes = (g.OW * g.O + span_rows * g.W * g.C) * elem + 1;
+  P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
+  // Sub-blocks: pixels whose panel slice (NR elements) and an input line each fill about 1.5 L1
+  // (the input lines are shared by neighbouring q tiles; measured best between 1 and 2 L1 on
+  // ResNet's 3x3 layers with AVX2).
+  const int64_t per_pixel = P.NR * elem + kLine;
+  P.sub_rows = std::max<int64_t>(1, cache.l1d * 3 / 2 / per_pixel / g.OW);
+  // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
+  // it; a sub-block's slice too large for L2 (a row of millions of columns) is read in place.
+  P.pack = taps > 1 && g.O > P.NR && P.sub_rows * g.OW * P.NR * elem <= cache.l2;
+  // Unpacked, the slice is out_backprop itself: sub-blocks would only add calls (a panel as wide
+  // as out_backprop, AVX-512's 64 columns on a 64-channel layer, already ran at 96 % of peak).
+  if (!P.pack) P.sub_rows = P.block_rows;
+  // Runs: at most what keeps the run's filter tiles in half of L2.
+  P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();
 
   const int64_t filter_elements = taps * g.Cf * g.O;
@@ -114,6 +224,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
 #else
     const int tid = 0, nt = 1;
 #endif
+    Packs<T> pk;
+    if (P.pack) {
+      pk.b.resize(static_cast<std::size_t>(P.sub_rows * g.OW * P.NR));
+      pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
+    }
     int64_t i0, i1;
     split_range(items, nt, tid, &i0, &i1);
     for (int64_t item = i0; item < i1; ++item) {
@@ -122,30 +237,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
       split_range(rows, static_cast<int>(chunks), static_cast<int>(chunk), &r0, &r1);
       split_range(tiles, static_cast<int>(parts), static_cast<int>(part), &t0, &t1);
       T* const out = chunk == 0 ? dw : partial + (chunk - 1) * filter_elements;
-      for (int64_t row0 = r0; row0 < r1; row0 += block_rows) {
-        const int64_t nrow = std::min(block_rows, r1 - row0);
-        for (int64_t t = t0; t < t1; ++t) {
-          // Tile t = ((grp * taps + tap) * oblocks + ob) * qblocks + qb.
-          const int64_t qb = t % qblocks, ob = t / qblocks % oblocks;
-          const int64_t tap = t / (oblocks * qblocks) % taps, grp = t / (oblocks * qblocks * taps);
-          const int64_t q0 = qb * MR, o0 = grp * Og + ob * NR;
-          FilterTile<T> ft;
-          ft.x = x + grp * g.Cf + q0;
-          // A segment with two or more columns has sw < W; otherwise the step is never taken, and
-          // clamping keeps a huge stride's sw * C from overflowing.
-          ft.x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
-          ft.dy = dy + o0;
-          ft.dy_step = g.O;
-          ft.seg = seg.data() + tap * rows + row0;
-          ft.nseg = nrow;
-          ft.c = out + (tap * g.Cf + q0) * g.O + o0;
-          ft.ldc = g.O;
-          ft.mr = std::min(MR, g.Cf - q0);
-          ft.nr = std::min(NR, Og - ob * NR);
-          ft.accumulate = row0 > r0;  // the chunk's first block stores (every tile covers its C)
-          kernel(ft);
-        }
-      }
+      tap_runs(P, r0, r1, t0, t1, out, &pk);
     }
     if (chunks > 1) {
       // Partials in chunk order.

@@ -147,7 +147,8 @@ std::string junit_xml(const RunInfo& info, const std::vector<Record>& records) {
 void write_reports(const std::string& dir, const RunInfo& info,
                    const std::vector<Record>& records) {
   const std::vector<Record> sorted = sorted_records(records, info);
-  write_file_atomic(dir + "/run.json", json::dump(run_json(info), 1) + "\n");
+  write_file_atomic(dir + "/run.json",
+                    json::dump(run_json(info, static_cast<int64_t>(sorted.size())), 1) + "\n");
   write_file_atomic(dir + "/summary.json", summary_json(info, sorted));
   write_file_atomic(dir + "/junit.xml", junit_xml(info, sorted));
   write_file_atomic(dir + "/report.html", report_html(info, sorted));

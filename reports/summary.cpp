@@ -166,7 +166,12 @@ int64_t RunInfo::planned_cases() const {
   return n;
 }
 
-json::Value run_json(const RunInfo& info) {
+bool is_complete(const RunInfo& info, int64_t recorded) {
+  return !info.partial &&
+         recorded >= info.planned_cases() * static_cast<int64_t>(info.backends.size());
+}
+
+json::Value run_json(const RunInfo& info, int64_t recorded) {
   using namespace json;
   Value o = Value::object();
   o["format"] = "convcheck-run/1";
@@ -185,7 +190,13 @@ json::Value run_json(const RunInfo& info) {
   o["finished"] = info.finished;
   o["elapsed_s"] = info.elapsed_s;
   o["interrupted"] = info.interrupted;
+  o["complete"] = is_complete(info, recorded);
   o["command"] = info.command;
+  if (info.partial) {
+    o["partial"] = true;
+    o["missing_shards"] = info.missing_shards;
+    o["incomplete_shards"] = info.incomplete_shards;
+  }
   return o;
 }
 
@@ -214,6 +225,16 @@ RunInfo parse_run_json(const std::string& text, const std::string& path) {
     info.elapsed_s = json::number_of(o, "elapsed_s");
     info.interrupted = json::bool_of(o, "interrupted");
     info.command = json::string_of(o, "command");
+    // Written by merges with --allow-partial only (and absent from older run.json files).
+    if (o.contains("partial")) {
+      info.partial = json::bool_of(o, "partial");
+      for (const char* key : {"missing_shards", "incomplete_shards"})
+        for (const json::Value& v : json::array_of(o, key)) {
+          if (!v.is_string()) throw std::runtime_error(std::string(key) + " holds a non-string");
+          (key[0] == 'm' ? info.missing_shards : info.incomplete_shards)
+              .push_back(v.get<std::string>());
+        }
+    }
   } catch (const std::exception& e) {
     throw InvalidArgument(path + ": not a convcheck run.json: " + e.what());
   }
@@ -239,7 +260,7 @@ std::string summary_json(const RunInfo& info, const std::vector<Record>& records
   p["planned"] = planned_pairs;
   p["recorded"] = records.size();
   o["pairs"] = p;
-  o["complete"] = static_cast<int64_t>(records.size()) >= planned_pairs;
+  o["complete"] = is_complete(info, static_cast<int64_t>(records.size()));
 
   std::map<std::string, int64_t> verdicts;
   std::map<std::string, std::map<std::string, int64_t>> by_backend;

@@ -67,11 +67,18 @@ struct RunInfo {
   double elapsed_s = 0;
   bool interrupted = false;
   std::string command;
+  // A merge written with --allow-partial: the shards of the run that were missing or incomplete
+  // ("K/N"); such a report is never complete.
+  std::vector<std::string> missing_shards, incomplete_shards;
+  bool partial = false;
   /// The planned case indices of this report (the shard's, or all).
   int64_t planned_cases() const;
 };
 
-json::Value run_json(const RunInfo& info);
+/// Whether `recorded` pairs complete the report: every planned pair, and not a partial merge.
+bool is_complete(const RunInfo& info, int64_t recorded);
+/// run.json's object; "complete" is is_complete(info, recorded).
+json::Value run_json(const RunInfo& info, int64_t recorded);
 /// Throws InvalidArgument naming `path` when a field is missing.
 RunInfo parse_run_json(const std::string& text, const std::string& path);
 

@@ -12,6 +12,9 @@ pkgs=(build-essential cmake ninja-build git python3
       # OpenMP runtime with its Archer tool for the ThreadSanitizer run (scripts/tsan.sh)
       clang libclang-rt-14-dev libomp-14-dev
       qemu-user     # the CPU-model matrix: tests under emulated CPUs without AVX-512 / AVX (tests/isa/)
+      # a one-node Slurm cluster on localhost for the scale-out recipe's test (tests/scale-out/),
+      # and PyYAML for the Kubernetes manifests' test
+      slurm-wlm munge python3-yaml
       python3-pip)  # pip download of cuobjdump below
 
 missing=()
@@ -22,6 +25,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
+  # Packages only: never start their services (munge, slurmctld, slurmd would otherwise start with
+  # the system's configuration; the tests start their own). A machine without a policy-rc.d gets
+  # one for the install only.
+  policy=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 

@@ -21,9 +21,10 @@ ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_A
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j "$jobs"
-# Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same code paths).
+# Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same
+# code paths) and `slurm` (the recipe's scripts and the cluster, run once above).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long' ${CTEST_ARGS:-}
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm' ${CTEST_ARGS:-}
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
   bash scripts/tsan.sh

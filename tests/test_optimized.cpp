@@ -213,10 +213,11 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
 // packed GEMM, each out_backprop row reused across every panel), panel and pixel-tile tails
 // (channels not a multiple of any NR, pixels not a multiple of MR), several panel groups and
 // reduction slices (a wide 3x3), 1x1 strided (a GEMM per stride phase, zero phases included),
-// 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels), and
-// backprop filter's reduction split into chunks (long reduction, small filter) with tails. Each
-// through the oracle under every ISA this machine runs, the special fill (NaN, Inf) included, and
-// bitwise identical for 1, 2 and 3 threads.
+// 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels),
+// backprop filter's reduction split into chunks (long reduction, small filter) with tails, and its
+// packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads.
+// Each through the oracle under every ISA this machine runs, the special fill (NaN, Inf) included,
+// and bitwise identical for 1, 2 and 3 threads.
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
   BOOST_TEST(opt::cache_sizes().l1d > 0);
   BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
@@ -232,6 +233,13 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_filter:input=3x11x13x37,filter=1x1x37x83",
       "conv2d_backprop_filter:input=2x9x9x20,filter=1x1x20x24,stride=2x2,padding=1:1:1:1",
       "conv2d_backprop_filter:input=8x12x12x7,filter=3x3x7x9,padding=SAME",
+      // several taps with out_backprop wider than a panel: the packed panel slices, sub-block
+      // tails, panel tails, groups, strides
+      "conv2d_backprop_filter:input=2x9x30x12,filter=3x3x12x83,padding=SAME",
+      "conv2d_backprop_filter:input=2x8x10x16,filter=3x3x8x40,padding=SAME",
+      "conv2d_backprop_filter:input=2x8x8x12,filter=5x5x12x40,stride=2x2,padding=SAME",
+      // a row too wide for the packed slice to fit L2: out_backprop read in place
+      "conv2d_backprop_filter:input=1x2x17000x2,filter=3x3x2x20,padding=SAME",
   };
   const int saved = omp_get_max_threads();
   for (opt::Isa isa : opt::available_isas()) {

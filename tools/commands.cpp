@@ -120,7 +120,7 @@ const Command kCommands[] = {
       "run --suite smoke --backends reference,optimized --out /tmp/smoke --resume", true,
       kRunDetails},
      cmd_run},
-    {{"report", "report html DIR | diff A B [--json] | merge DIR... --out DIR",
+    {{"report", "report html DIR | diff A B [--json] | merge DIR... --out DIR [--allow-partial]",
       "re-render, compare two runs, merge shards",
       "report html /tmp/smoke\nreport diff /tmp/smoke-v1 /tmp/smoke\n"
       "report merge shard-1 shard-2 --out merged", false, ""}, cmd_report},
@@ -137,8 +137,10 @@ const CommandHelp kReportCommands[] = {
      "slowdown beyond the run-to-run noise measured from the per-case spread; exit 1 on a\n"
      "regression, 0 otherwise",
      "report diff /tmp/smoke-v1 /tmp/smoke", false, ""},
-    {"report merge", "report merge DIR... --out DIR",
-     "join the directories of `run --shard K/N` runs of one suite and backend set into one report",
+    {"report merge", "report merge DIR... --out DIR [--allow-partial]",
+     "join the directories of `run --shard K/N` runs of one suite and backend set into one\n"
+     "report; every shard 1..N must be present and complete (exit 2 naming those that are\n"
+     "not), or --allow-partial writes a report marked incomplete",
      "report merge shard-1 shard-2 shard-3 --out merged", false, ""},
 };
 // clang-format on
@@ -291,7 +293,8 @@ int cmd_list(const Args& args) {
   std::cout << "formats: NHWC, NCHW; padding: VALID, SAME, T:B:L:R\n";
   std::cout << "cpu: " << cpu_features().describe() << "\n";
   std::cout << "optimized kernels: " << opt::isa_summary() << "\n";
-  std::cout << "suites (" << suites_dir() << "):";
+  const SuitesDir suites = suites_location();
+  std::cout << "suites (" << suites.dir << ", " << suites.source << "):";
   for (const std::string& n : suite_names()) std::cout << " " << n;
   std::cout << "\n";
   if (!refused.empty()) throw InvalidArgument(refused);

@@ -86,7 +86,10 @@ int report_merge_cmd(const Args& args) {
   po::options_description desc("report merge");
   desc.add_options()("dirs", po::value<std::vector<std::string>>(), "shard directories")(
       "out", po::value<std::string>()->value_name("DIR"),
-      "the merged report's directory, empty or new (required)");
+      "the merged report's directory, empty or new (required)")(
+      "allow-partial",
+      "write a report marked incomplete when shards are missing or incomplete (default: off, "
+      "exit 2 naming them)");
   const po::variables_map vm = parse_options("report merge", args, desc, "dirs", -1);
   if (!vm.count("dirs")) throw InvalidArgument("report merge: no directory to merge");
   if (!vm.count("out")) throw InvalidArgument("report merge: missing --out DIR");
@@ -104,8 +107,17 @@ int report_merge_cmd(const Args& args) {
     return s;
   };
   std::vector<json::Value> other_environments;
+  std::vector<std::string> incomplete;  // "K/N (DIR: R of P pairs)"
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     reports::RunDir run = reports::read_run_dir(dirs[i]);
+    const int64_t recorded = static_cast<int64_t>(run.records.size());
+    if (!reports::is_complete(run.info, recorded)) {
+      const int64_t planned =
+          run.info.planned_cases() * static_cast<int64_t>(run.info.backends.size());
+      incomplete.push_back(reports::to_string(run.info.shard) + " (" + dirs[i] + ": " +
+                           std::to_string(recorded) + " of " + std::to_string(planned) + " pairs" +
+                           (run.info.interrupted ? ", interrupted" : "") + ")");
+    }
     if (run.truncated_tail)
       std::cerr << "report merge: " << dirs[i] << "/results.jsonl: last line cut short; ignored\n";
     if (i == 0) {
@@ -150,13 +162,40 @@ int report_merge_cmd(const Args& args) {
     const int64_t n = *ns.begin();
     for (int64_t k = 1; k <= n; ++k) whole = whole && shards.count({n, k});
   }
+  if (ns.size() > 1)
+    throw InvalidArgument(
+        "report merge: the directories mix shard counts; merge shards K/N of one N");
+  // Completeness: every shard 1..N of the run present, each with all its pairs.
+  std::vector<std::string> missing;
+  if (const int64_t n = *ns.begin(); n > 1)
+    for (int64_t k = 1; k <= n; ++k)
+      if (!shards.count({n, k})) missing.push_back(std::to_string(k) + "/" + std::to_string(n));
+  if (!missing.empty() || !incomplete.empty()) {
+    std::string what;
+    auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    if (!missing.empty())
+      what += "shard" + std::string(missing.size() > 1 ? "s " : " ") + list(missing) + " missing";
+    if (!incomplete.empty())
+      what += (what.empty() ? "" : "; ") + std::string("incomplete: ") + list(incomplete);
+    if (!vm.count("allow-partial"))
+      throw InvalidArgument("report merge: " + what +
+                            ". Merge every shard of the run once each has completed (a shard "
+                            "continues with run --resume), or pass --allow-partial for a report "
+                            "marked incomplete");
+    std::cerr << "report merge: " << what
+              << "; the report is marked incomplete (--allow-partial)\n";
+    merged.partial = true;
+    merged.missing_shards = missing;
+    for (const std::string& x : incomplete)
+      merged.incomplete_shards.push_back(x.substr(0, x.find(' ')));
+  }
   if (whole) {
     merged.shard = reports::Shard{};
   } else {
-    if (ns.size() > 1) {
-      throw InvalidArgument(
-          "report merge: the directories mix shard counts; merge shards K/N of one N");
-    }
     for (const auto& [n, k] : shards) merged.merged_shards.push_back(reports::Shard{k, n});
     merged.shard = merged.merged_shards.front();
   }
@@ -177,7 +216,10 @@ int report_merge_cmd(const Args& args) {
   reports::write_file_atomic(out + "/results.jsonl", lines);
   reports::write_reports(out, merged, sorted);
   std::cout << "report merge: " << dirs.size() << " directories, " << sorted.size() << " records"
-            << (whole ? " (every shard: the whole suite)" : "") << "; wrote " << out
+            << (merged.partial ? " (partial: marked incomplete)"
+                : whole        ? " (every shard: the whole suite)"
+                               : "")
+            << "; wrote " << out
             << "/results.jsonl, run.json, summary.json, junit.xml, report.html\n";
   int64_t failing = 0;
   for (const reports::Record& r : sorted) failing += is_failure(r.result.verdict);

@@ -792,7 +792,7 @@ int cmd_run(const Args& args) {
   RunState st = read_state(plan, read_existing(plan));
   Appender out(plan.results_path, st.existing.valid_bytes, st.existing.truncated_tail);
   reports::write_file_atomic(plan.dir + "/run.json",
-                             json::dump(reports::run_json(plan.info), 1) + "\n");
+                             json::dump(reports::run_json(plan.info, 0), 1) + "\n");
   plan_todo(plan, st);
   heartbeat.reset();
   InterruptGuard interrupt;  // from the first line on stdout: a closed pipe is an interrupt

@@ -129,7 +129,24 @@ for k in 1 2 3; do
 done
 expect 0 "every shard: the whole suite" -- report merge "$T/S1" "$T/S2" "$T/S3" --out "$T/M"
 same "$T/U/summary.json" "$T/M/summary.json" "3 merged shards vs the unsharded run"
-expect 2 "already holds a results.jsonl" -- report merge "$T/S1" --out "$T/M"
+expect 2 "already holds a results.jsonl" -- report merge "$T/S1" "$T/S2" "$T/S3" --out "$T/M"
+# Completeness (issue 20): each shard's run.json says whether it is complete; a merge with a shard
+# missing or incomplete is exit 2 naming it, unless --allow-partial (a report marked incomplete).
+if grep -q '"complete": true' "$T/S1/run.json" && grep -q '"shard": "1/3"' "$T/S1/run.json"; then ok; else
+  bad "S1/run.json does not record its shard and that it is complete"
+fi
+expect 2 "shards 2/3, 3/3 missing" -- report merge "$T/S1" --out "$T/P1"
+mkdir -p "$T/S3i" && cp "$T/S3/run.json" "$T/S3i/" && head -n 2 "$T/S3/results.jsonl" >"$T/S3i/results.jsonl"
+expect 2 "incomplete: 3/3 ($T/S3i: 2 of" -- report merge "$T/S1" "$T/S2" "$T/S3i" --out "$T/P2"
+expect 0 "partial: marked incomplete" -- report merge "$T/S1" "$T/S2" --allow-partial --out "$T/P3"
+if grep -q '"complete": false' "$T/P3/summary.json" && grep -q '"missing_shards": \[' "$T/P3/run.json" &&
+  grep -A1 '"missing_shards"' "$T/P3/run.json" | grep -q '"3/3"'; then ok; else
+  bad "--allow-partial: summary.json not marked incomplete or run.json without the missing shard"
+fi
+expect 0 "records; wrote" -- report html "$T/P3"  # re-rendered: still incomplete
+if grep -q '"complete": false' "$T/P3/summary.json" && grep -q '"partial": true' "$T/P3/run.json"; then ok; else
+  bad "report html of a partial merge lost its incompleteness"
+fi
 
 # --- SIGINT, then --resume == uninterrupted ---------------------------------------------------------
 "$CC" run --suite "$S" --backends $B --out "$T/I" >"$T/I.out" 2>&1 &

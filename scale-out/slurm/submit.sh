@@ -1,0 +1,98 @@
+#!/bin/bash
+# Submits a sharded convcheck run to Slurm: a job array of N shards (shards.sbatch) and a merge job
+# (merge.sbatch) that runs once every shard has completed. docs/scale-out.md documents it.
+#
+#   submit.sh --out /shared/convcheck [--name RUN] [--shards 8] [--cpus 16] [--suite conformance]
+#             [--backends reference,optimized] [--time 01:00:00] [--partition P] [--convcheck PATH]
+#             [-- extra sbatch options for both jobs]
+#
+# Every option also reads an environment variable (CONVCHECK_OUT, CONVCHECK_RUN, CONVCHECK_SHARDS,
+# CONVCHECK_CPUS, CONVCHECK_SUITE, CONVCHECK_BACKENDS, CONVCHECK_TIME, CONVCHECK_PARTITION,
+# CONVCHECK). The run's files go to OUT/RUN: shard-K/ per shard, merged/ and logs/. Submitting again
+# with the same --out and --name continues the shards that exist (each resumes) and merges again
+# into a fresh merged/ (the previous one is moved aside).
+#
+# The convcheck binary: --convcheck, else the installed tree this script belongs to
+# (<prefix>/share/convcheck/scale-out/slurm -> <prefix>/bin/convcheck), else a source checkout's
+# build/convcheck, else `convcheck` on PATH;
+# always made absolute here, so the jobs never depend on the directory they are submitted from.
+set -euo pipefail
+
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+die() {
+  echo "submit.sh: $*" >&2
+  exit 2
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${CONVCHECK_OUT:-}
+run=${CONVCHECK_RUN:-}
+shards=${CONVCHECK_SHARDS:-8}
+cpus=${CONVCHECK_CPUS:-16}
+suite=${CONVCHECK_SUITE:-conformance}
+backends=${CONVCHECK_BACKENDS:-reference,optimized}
+time_limit=${CONVCHECK_TIME:-01:00:00}
+partition=${CONVCHECK_PARTITION:-}
+convcheck=${CONVCHECK:-}
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=${2:?--out needs a directory}; shift 2 ;;
+    --name) run=${2:?--name needs a value}; shift 2 ;;
+    --shards) shards=${2:?--shards needs a count}; shift 2 ;;
+    --cpus) cpus=${2:?--cpus needs a count}; shift 2 ;;
+    --suite) suite=${2:?--suite needs a name or path}; shift 2 ;;
+    --backends) backends=${2:?--backends needs a list}; shift 2 ;;
+    --time) time_limit=${2:?--time needs a limit}; shift 2 ;;
+    --partition) partition=${2:?--partition needs a name}; shift 2 ;;
+    --convcheck) convcheck=${2:?--convcheck needs a path}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; extra=("$@"); break ;;
+    *) die "unknown option '$1' (--help lists them)" ;;
+  esac
+done
+
+[ -n "$out" ] || die "--out DIR is required: a directory every node sees (a shared file system)"
+[[ "$shards" =~ ^[1-9][0-9]*$ ]] || die "--shards must be a positive integer, got '$shards'"
+[[ "$cpus" =~ ^[1-9][0-9]*$ ]] || die "--cpus must be a positive integer, got '$cpus'"
+command -v sbatch > /dev/null || die "sbatch not found: run this on a Slurm submit host"
+
+if [ -z "$convcheck" ]; then
+  if [ -x "$here/../../../../bin/convcheck" ]; then
+    convcheck=$here/../../../../bin/convcheck
+  elif [ -x "$here/../../build/convcheck" ]; then  # a source checkout with its build
+    convcheck=$here/../../build/convcheck
+  else
+    convcheck=$(command -v convcheck || true)
+  fi
+fi
+[ -n "$convcheck" ] && [ -x "$convcheck" ] ||
+  die "convcheck not found: pass --convcheck /absolute/path/to/convcheck (or install it: cmake --install)"
+convcheck=$(realpath "$convcheck")
+# A suite given as a file must be read from the same place by every node.
+if [ -f "$suite" ]; then suite=$(realpath "$suite"); fi
+
+mkdir -p "$out"
+out=$(realpath "$out")
+run=${run:-$(basename "$suite" .txt)-$(date -u +%Y%m%dT%H%M%SZ)}
+run_dir=$out/$run
+mkdir -p "$run_dir/logs"
+if [ -e "$run_dir/merged" ]; then mv "$run_dir/merged" "$run_dir/merged.$(date -u +%Y%m%dT%H%M%SZ)"; fi
+
+common=(--chdir "$run_dir" --parsable)
+[ -n "$partition" ] && common+=(--partition "$partition")
+export CONVCHECK="$convcheck" CONVCHECK_SUITE="$suite" CONVCHECK_BACKENDS="$backends" \
+  CONVCHECK_SHARDS="$shards" CONVCHECK_RUN_DIR="$run_dir"
+vars=ALL,CONVCHECK,CONVCHECK_SUITE,CONVCHECK_BACKENDS,CONVCHECK_SHARDS,CONVCHECK_RUN_DIR
+
+jid=$(sbatch "${common[@]}" --export="$vars" --array="1-$shards" --cpus-per-task="$cpus" \
+  --time="$time_limit" --output="$run_dir/logs/shard-%a.log" "${extra[@]}" "$here/shards.sbatch")
+jid=${jid%%;*}
+# afterok on an array waits for every task; a task that can never succeed cancels the merge
+# (--kill-on-invalid-dep) instead of leaving it pending for ever.
+mid=$(sbatch "${common[@]}" --export="$vars" --dependency="afterok:$jid" --kill-on-invalid-dep=yes \
+  --output="$run_dir/logs/merge.log" "${extra[@]}" "$here/merge.sbatch")
+mid=${mid%%;*}
+echo "run: $run_dir"
+echo "shards: job $jid (array 1-$shards, $cpus CPUs each); merge: job $mid"
+echo "report: $run_dir/merged/report.html (when job $mid has completed)"
