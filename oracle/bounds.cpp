@@ -71,17 +71,23 @@ double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DTyp
   return ((1 + k.u_out) * e + k.u_out * s + nu) * (1 + 1e-12);  // evaluated with an upward margin
 }
 
-std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t i) {
-  const Role r = op_io(p.op).result_like;
-  const Shape s = storage_shape(p, g, r);
+ResultCoords::ResultCoords(const Problem& p, const Geometry& g)
+    : shape_(storage_shape(p, g, op_io(p.op).result_like)),
+      nchw_(stored_nchw(p, op_io(p.op).result_like)) {}
+
+std::array<int64_t, 4> ResultCoords::operator()(int64_t i) const {
   std::array<int64_t, 4> c{};
   int64_t rest = i;
   for (int d = 3; d >= 0; --d) {
-    c[d] = s[d] ? rest % s[d] : 0;
-    rest = s[d] ? rest / s[d] : 0;
+    c[d] = shape_[d] ? rest % shape_[d] : 0;
+    rest = shape_[d] ? rest / shape_[d] : 0;
   }
-  if (stored_nchw(p, r)) return {c[0], c[2], c[3], c[1]};
+  if (nchw_) return {c[0], c[2], c[3], c[1]};
   return c;
+}
+
+std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t i) {
+  return ResultCoords(p, g)(i);
 }
 
 ReferenceResult reference_of(const Problem& p, const Roles& r) {
@@ -126,8 +132,9 @@ ErrorMap error_map(const Problem& p, const Geometry& g, int64_t size, int64_t wo
   const char* const* names = filter ? kFilter : kActivation;
   const int r = filter ? 0 : 1, c = r + 1;  // the axes drawn
   const int s0 = filter ? 2 : 0, s1 = 3;    // the axes that choose the slice
-  const std::array<int64_t, 4> w = result_coord(p, g, worst);
-  const std::array<int64_t, 4> last = result_coord(p, g, size - 1);  // every axis at its end
+  const ResultCoords coord_of(p, g);
+  const std::array<int64_t, 4> w = coord_of(worst);
+  const std::array<int64_t, 4> last = coord_of(size - 1);  // every axis at its end
   ErrorMap m;
   m.rows = names[r];
   m.cols = names[c];
@@ -139,7 +146,7 @@ ErrorMap error_map(const Problem& p, const Geometry& g, int64_t size, int64_t wo
                  std::vector<double>(
                      static_cast<std::size_t>((m.extent[1] + m.cell[1] - 1) / m.cell[1]), 0.0));
   for (int64_t i = 0; i < size; ++i) {
-    const std::array<int64_t, 4> x = result_coord(p, g, i);
+    const std::array<int64_t, 4> x = coord_of(i);
     if (x[s0] != w[s0] || x[s1] != w[s1]) continue;
     double& cell = m.usage[static_cast<std::size_t>(x[r] / m.cell[0])]
                           [static_cast<std::size_t>(x[c] / m.cell[1])];

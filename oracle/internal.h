@@ -83,6 +83,16 @@ Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a,
                            const ReferenceResult* ref, const NumericContract& k, bool bitwise);
 /// Logical coordinates (n,h,w,c or kh,kw,in,out) of storage index i of the result.
 std::array<int64_t, 4> result_coord(const Problem& p, const Geometry& g, int64_t i);
+/// The same for many elements: the result's storage shape and layout looked up once.
+class ResultCoords {
+ public:
+  ResultCoords(const Problem& p, const Geometry& g);
+  std::array<int64_t, 4> operator()(int64_t i) const;
+
+ private:
+  Shape shape_;
+  bool nchw_;
+};
 
 ReferenceResult reference_of(const Problem& p, const Roles& r);
 /// The same with the case's geometry (g = geometry(p)), carried rather than derived again.
