@@ -150,7 +150,9 @@ std::string usage() {
       "PROBLEM is a descriptor, e.g. "
       "'conv2d_backprop_input:input=2x7x7x128,filter=3x3x128x64,stride=2x2,padding=SAME'.\n"
       "Backends: see `list`; plugin:PATH runs a third-party kernel (plugins/convcheck_plugin.h)\n"
-      "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin.\n"
+      "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin;\n"
+      "--plugin-sandbox strict|basic|off (any command; default: the strongest available, `list`)\n"
+      "chooses how its host is confined (README: Security model).\n"
       "--shard K/N takes case i (suite or fuzz stream order, from 0) when i mod N == K-1.\n"
       "--max-bytes N[K|M|G|T] (" +
       takers +
@@ -235,6 +237,14 @@ int cmd_list(const Args& args) {
   }
   std::cout << "formats: NHWC, NCHW; padding: VALID, SAME, T:B:L:R\n";
   std::cout << "cpu: " << cpu_features().describe() << "\n";
+  {
+    namespace sb = plugin_sandbox;
+    const sb::Mode m = plugin_sandbox_mode();
+    std::cout << "plugin sandbox: " << sb::describe(m, sb::planned(m)) << "\n";
+    for (sb::Mode other : {sb::Mode::strict, sb::Mode::basic})
+      if (const std::string why = sb::unavailable_reason(other); !why.empty())
+        std::cout << "  " << sb::mode_name(other) << " unavailable: " << why << "\n";
+  }
   std::cout << "optimized kernels: " << opt::isa_summary() << "\n";
   std::cout << "suites (" << suites_dir() << "):";
   for (const std::string& n : suite_names()) std::cout << " " << n;
@@ -631,8 +641,7 @@ int cmd_bench(const Args& args) {
   int threads = omp_get_max_threads();
   if (vm.count("threads")) {
     threads = vm["threads"].as<int>();
-    if (threads < 1)
-      throw InvalidArgument("--threads must be >= 1, got " + std::to_string(threads));
+    check_thread_count(threads, "--threads " + std::to_string(threads));
   }
   omp_set_num_threads(threads);
   std::optional<Chosen> chosen = choose_backends(vm);
@@ -729,7 +738,9 @@ int run(int argc, char** argv) {
   Args args(argv + 2, argv + argc);
   try {
     register_builtin_backends();
-    take_plugin_timeout(args);  // a global option: --plugin-timeout S
+    check_thread_environment();  // before the first parallel region (libgomp crashed on 10^5)
+    take_plugin_timeout(args);   // global options: --plugin-timeout S, --plugin-sandbox MODE
+    take_plugin_sandbox(args);
     take_max_bytes(command, args);
     if (const Command* c = find_command(command)) return c->fn(args);
     if (command == "help" || command == "--help" || command == "-h") {

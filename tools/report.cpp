@@ -44,7 +44,9 @@ const char* kReportHelp =
 
 int report_html_cmd(const Args& args) {
   if (args.size() != 1) throw InvalidArgument("report html takes one directory (a run's --out)");
-  const reports::RunDir run = reports::read_run_dir(args[0]);
+  const reports::RunDir run = reports::read_run_dir(args[0]);  // names a missing directory
+  const reports::OutputLock lock(args[0], "report html");      // not while a run writes there
+  reports::remove_stale_temporaries(args[0]);
   if (run.truncated_tail)
     std::cerr << "report: " << args[0] << "/results.jsonl: the last line was cut short; ignored\n";
   reports::write_reports(args[0], run.info, run.records);
@@ -85,6 +87,12 @@ int report_merge_cmd(const Args& args) {
   if (!vm.count("out")) throw InvalidArgument("report merge: missing --out DIR");
   const std::vector<std::string> dirs = vm["dirs"].as<std::vector<std::string>>();
   const std::string out = vm["out"].as<std::string>();
+  // --out first: not into a directory a run or another merge is writing (exit 2 naming it).
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw InvalidArgument("--out " + out + ": cannot create the directory: " + ec.message());
+  const reports::OutputLock lock(out, "report merge");
+  reports::remove_stale_temporaries(out);
 
   reports::RunInfo merged;
   std::vector<reports::Record> records;
@@ -157,9 +165,6 @@ int report_merge_cmd(const Args& args) {
   for (const std::string& d : dirs) merged.command += " " + d;
   merged.command += " --out " + out;
 
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) throw InvalidArgument("--out " + out + ": cannot create the directory: " + ec.message());
   if (std::filesystem::exists(out + "/results.jsonl") &&
       std::filesystem::file_size(out + "/results.jsonl", ec) > 0)
     throw InvalidArgument("--out " + out +
