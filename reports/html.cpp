@@ -173,6 +173,22 @@ std::string summary_section(const Page& p) {
            escape_markup(info.skipped[i].second) + ")";
     o += "</p>";
   }
+  // How plugin hosts were confined (run.json's environment, plugins/sandbox.h): in the header, so
+  // a weaker sandbox is never silent.
+  if (info.environment.is_object() && info.environment.contains("plugin_sandbox")) {
+    const json::Value& sb = info.environment["plugin_sandbox"];
+    auto list = [&](const char* key) {
+      std::string t;
+      if (sb.contains(key))
+        for (const json::Value& n : sb[key]) t += (t.empty() ? "" : ", ") + n.get<std::string>();
+      return t.empty() ? std::string("none") : t;
+    };
+    const std::string mode = sb.contains("mode") ? sb["mode"].get<std::string>() : "?";
+    o += "<p class=\"note " + std::string(mode == "strict" ? "" : "warn") +
+         "\">Plugin sandbox: <b>" + escape_markup(mode) +
+         "</b>; active: " + escape_markup(list("active")) +
+         "; not active: " + escape_markup(list("not_active")) + " (README: Security model).</p>";
+  }
   o += "<p class=\"note\">fail, crashed and timeout fail the run; unsupported (the backend "
        "declined, with its reason) and mistrusted (too degenerate to judge) do not, and are "
        "never counted as passed.</p></section>";
@@ -264,6 +280,17 @@ std::string bound_usage_section(const Page& p) {
   return o;
 }
 
+// A plugin's captured output under its failure, folded: the last 4 KiB (results.jsonl has what
+// the runner kept, up to 64 KiB).
+std::string output_details(const std::string& output) {
+  constexpr std::size_t kShown = 4096;
+  if (output.empty()) return "";
+  const std::size_t from = output.size() > kShown ? output.size() - kShown : 0;
+  return "<details><summary>its output (last " + std::to_string(output.size() - from) + " of " +
+         std::to_string(output.size()) + " bytes kept)</summary><pre>" +
+         escape_markup(output.substr(from)) + "</pre></details>";
+}
+
 std::string failures_section(const Page& p) {
   const std::vector<Record>& records = p.records;
   std::vector<const Record*> failures;
@@ -289,8 +316,8 @@ std::string failures_section(const Page& p) {
            "</td><td><code>" + escape_markup(r.descriptor) + "</code><br>fill " +
            escape_markup(fill_name(r.fill)) + ", seed " + std::to_string(r.seed) +
            (r.tag.empty() ? "" : ", tag " + escape_markup(r.tag)) + "</td><td>" +
-           escape_markup(x.reason) + "</td><td><code>" + escape_markup(x.repro) +
-           "</code></td></tr>";
+           escape_markup(x.reason) + output_details(x.output) + "</td><td><code>" +
+           escape_markup(x.repro) + "</code></td></tr>";
     }
     o += "</tbody></table>";
     if (shown < failures.size())
