@@ -489,6 +489,11 @@ void resume_run_json(RunPlan& plan) {
   differs("shard", reports::to_string(old.shard), reports::to_string(info.shard));
   if (old.suite_cases != info.suite_cases)
     differs("suite size", std::to_string(old.suite_cases), std::to_string(info.suite_cases));
+  // The environment is kept, so the sandbox it names must be the one the rest runs in.
+  if (old.environment.is_object() && old.environment.contains("plugin_sandbox") &&
+      old.environment["plugin_sandbox"].contains("mode"))
+    differs("plugin sandbox", old.environment["plugin_sandbox"]["mode"].get<std::string>(),
+            plugin_sandbox::mode_name(plugin_sandbox_mode()));
   info.environment = old.environment;
   info.skipped = old.skipped;
   info.started = old.started;
@@ -596,6 +601,12 @@ void announce(const RunPlan& plan, const RunState& st) {
             << ", backends " << backend_list << "\n";
   for (const auto& [name, reason] : plan.info.skipped)
     std::cout << "run: skipped " << name << " (" << reason << ")\n";
+  // Said before the first case, as in run.json and the report: never a silently weaker sandbox.
+  if (plan.info.environment.is_object() && plan.info.environment.contains("plugin_sandbox")) {
+    const plugin_sandbox::Mode m = plugin_sandbox_mode();
+    std::cout << "run: plugin sandbox " << plugin_sandbox::describe(m, plugin_sandbox::planned(m))
+              << "\n";
+  }
   if (plan.resume) std::cout << "run: resuming: " << st.already << " cases already recorded\n";
   std::cout << "run: writing " << plan.dir << "/" << std::endl;
 }
