@@ -59,6 +59,8 @@ const std::vector<ProtectionInfo>& protections() {
      "RLIMIT_FSIZE: no file larger than --max-bytes"},
     {kScratchDir, "scratch_dir", Mode::basic,
      "working directory and TMPDIR a private directory, removed when the host ends"},
+    {kNoCapabilities, "no_capabilities", Mode::basic,
+     "every capability dropped: a host started by root cannot reach convcheck's /proc entries"},
     {kSeccomp, "seccomp", Mode::basic,
      "system-call filter: no fork, exec, ptrace, setsid, namespaces, io_uring, network sockets; "
      "signals only to itself; limits cannot be raised"},

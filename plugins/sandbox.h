@@ -45,6 +45,7 @@ enum Protection : uint32_t {
   kSeccomp = 1u << 9,            // the system-call filter (no fork/exec, signals only to itself)
   kLandlockWrites = 1u << 10,    // writes only under the scratch directory
   kLandlockScope = 1u << 11,     // no ptrace or /proc access, no signals outside the sandbox
+  kNoCapabilities = 1u << 12,    // every capability dropped (bounding set included)
 };
 
 struct ProtectionInfo {

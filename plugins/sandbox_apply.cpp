@@ -109,6 +109,25 @@ std::string landlock(const char* scratch, int abi, uint32_t& applied) {
   return "";
 }
 
+// Drops every capability, the bounding set's first (a root host keeps none): the kernel's ptrace
+// check then refuses a capability-less host access to a harness that has capabilities (its
+// /proc/PID/fd, mem, environ), whatever Landlock offers. A host without capabilities does nothing.
+bool drop_capabilities() {
+  for (int cap = 0; cap <= 63; ++cap)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
+      return false;
+  struct {
+    uint32_t version;
+    int pid;
+  } header{0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+  struct {
+    uint32_t effective, permitted, inheritable;
+  } data[2] = {};
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    return false;
+  return syscall(SYS_capset, &header, data) == 0;
+}
+
 #ifdef CONVCHECK_HAVE_SECCOMP
 // The system-call filter: everything is allowed but what a kernel has no use for and an escape
 // would need. Refused calls fail with EPERM (clone3 with ENOSYS, so that pthread_create falls
@@ -206,6 +225,7 @@ Applied apply(Mode m, pid_t harness, const char* scratch, uint64_t max_bytes) {
        "PR_SET_NO_NEW_PRIVS");
   step(kNotDumpable, (plan & kNotDumpable) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0,
        "PR_SET_DUMPABLE");
+  step(kNoCapabilities, (plan & kNoCapabilities) && drop_capabilities(), "dropping capabilities");
   if (a.error.empty() && (plan & kLandlockWrites))
     a.error = landlock(scratch, capabilities().landlock_abi, a.protections);
 #ifdef CONVCHECK_HAVE_SECCOMP
