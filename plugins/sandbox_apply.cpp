@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -129,6 +130,17 @@ bool drop_capabilities() {
 }
 
 #ifdef CONVCHECK_HAVE_SECCOMP
+// One comparison on argument `index` (libseccomp's SCMP_A* macros leave fields to the compiler,
+// which clang's -Wmissing-field-initializers refuses).
+scmp_arg_cmp arg(unsigned index, scmp_compare op, uint64_t a, uint64_t b = 0) {
+  scmp_arg_cmp c{};
+  c.arg = index;
+  c.op = op;
+  c.datum_a = a;
+  c.datum_b = b;
+  return c;
+}
+
 // The system-call filter: everything is allowed but what a kernel has no use for and an escape
 // would need. Refused calls fail with EPERM (clone3 with ENOSYS, so that pthread_create falls
 // back to clone, whose flags the filter can read).
@@ -162,26 +174,26 @@ std::string seccomp(pid_t harness, uint32_t& applied) {
   // A new process: clone without CLONE_THREAD. clone3's flags are in memory, out of reach.
   if (!rc)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+                          arg(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
   if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
   // Signals to itself only: kill and sigqueue by this pid, tgkill within this thread group
   // (raise, abort, pthread_kill). Not the harness, its group, or -1 (everything).
   for (int nr :
        {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
-    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A0(SCMP_CMP_NE, self));
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, arg(0, SCMP_CMP_NE, self));
   // prlimit64 reads limits (glibc's getrlimit) but may not set them.
   if (!rc)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 1,
-                          SCMP_A2(SCMP_CMP_NE, 0));
+                          arg(2, SCMP_CMP_NE, 0));
   // Dying with the harness and staying undumpable are not the plugin's to change.
   for (int option : {PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_PTRACER})
     if (!rc)
       rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
-                            SCMP_A0(SCMP_CMP_EQ, static_cast<uint64_t>(option)));
+                            arg(0, SCMP_CMP_EQ, static_cast<uint64_t>(option)));
   // Sockets: AF_UNIX only (no network).
   if (!rc)
     rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-                          SCMP_A0(SCMP_CMP_NE, static_cast<uint64_t>(AF_UNIX)));
+                          arg(0, SCMP_CMP_NE, static_cast<uint64_t>(AF_UNIX)));
   // Every thread of the host, the sanitizer runtimes' included.
   if (!rc) rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
   if (!rc) rc = seccomp_load(ctx);

@@ -292,6 +292,17 @@ case $CASE in
     check "resume: says it removed them" has "$err" "removed 5 temporary files of an interrupted report write"
     check "no temporary left ($(ls -A "$T/r" | grep tmp))" [ -z "$(ls -A "$T/r" | grep -e '\.tmp-' -e write-test)" ]
     run_finished "$T/r"
+    # And real kills: `report html` killed (SIGKILL) at spread-out moments of its writes, then a
+    # resume; whatever each kill left, nothing is left after the resume, and the report is whole.
+    cc run --suite smoke --backends reference --out "$T/s"
+    check "smoke run: exit 0" [ $rc -eq 0 ]
+    for delay in 0.02 0.05 0.1 0.2 0.3; do
+      (timeout -s KILL "$delay" "$CC" report html "$T/s" >/dev/null 2>&1) 2>/dev/null
+    done
+    cc run --suite smoke --backends reference --out "$T/s" --resume
+    check "resume after the kills: exit 0" [ $rc -eq 0 ]
+    check "no temporary left after the kills" [ -z "$(ls -A "$T/s" | grep -e '\.tmp-' -e write-test)" ]
+    run_finished "$T/s"
     ;;
   *)
     echo "unknown case $CASE"
