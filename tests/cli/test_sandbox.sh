@@ -297,7 +297,7 @@ case $CASE in
     cc run --suite smoke --backends reference --out "$T/s"
     check "smoke run: exit 0" [ $rc -eq 0 ]
     for delay in 0.02 0.05 0.1 0.2 0.3; do
-      (timeout -s KILL "$delay" "$CC" report html "$T/s" >/dev/null 2>&1) 2>/dev/null
+      timeout --foreground -s KILL "$delay" "$CC" report html "$T/s" >/dev/null 2>&1
     done
     cc run --suite smoke --backends reference --out "$T/s" --resume
     check "resume after the kills: exit 0" [ $rc -eq 0 ]
