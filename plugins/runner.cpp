@@ -328,11 +328,12 @@ class Sandbox {
     scratch_.clear();
   }
 
-  // Reads what the host printed: the total counted, the last kOutputCap bytes kept.
-  void drain_output() {
+  // Reads what the host printed, up to `limit` bytes now: the total counted, the last kOutputCap
+  // bytes kept.
+  void drain_output(uint64_t limit = UINT64_MAX) {
     if (out_ < 0) return;
     char buf[16384];
-    for (;;) {
+    for (uint64_t read_now = 0; read_now < limit; read_now += sizeof buf) {
       const ssize_t n = read(out_, buf, sizeof buf);
       if (n <= 0) return;  // EAGAIN (nothing now), EOF, or an error: nothing more now
       out_total_ += static_cast<uint64_t>(n);
@@ -344,7 +345,9 @@ class Sandbox {
 
   // Closes the host's descriptors here, once it is reaped, and removes its scratch directory.
   void forget_host() {
-    drain_output();
+    // What is still in the pipe; bounded, since a child that escaped the group (sandbox off,
+    // setsid) may still hold it and write.
+    drain_output(sb::kOutputCap * 4);
     for (int* fd : {&sock_, &pidfd_, &out_}) {
       if (*fd >= 0) close(*fd);
       *fd = -1;

@@ -228,8 +228,10 @@ Applied apply(Mode m, pid_t harness, const char* scratch, uint64_t max_bytes) {
     const bool ok = chdir(scratch) == 0 && setenv("TMPDIR", scratch, 1) == 0;
     step(kScratchDir, ok, "chdir to the scratch directory");
   }
-  step(kAddressSpaceLimit,
-       (plan & kAddressSpaceLimit) && set_limit(RLIMIT_AS, max_bytes + kAddressSpaceSlack),
+  const uint64_t address_space = max_bytes > UINT64_MAX - kAddressSpaceSlack
+                                     ? static_cast<uint64_t>(RLIM_INFINITY)
+                                     : max_bytes + kAddressSpaceSlack;
+  step(kAddressSpaceLimit, (plan & kAddressSpaceLimit) && set_limit(RLIMIT_AS, address_space),
        "setrlimit(RLIMIT_AS)");
   step(kFileSizeLimit, (plan & kFileSizeLimit) && set_limit(RLIMIT_FSIZE, max_bytes),
        "setrlimit(RLIMIT_FSIZE)");
