@@ -537,7 +537,11 @@ int cmd_fuzz(const Args& args) {
   }
   if (vm.count("time")) {
     o.seconds = vm["time"].as<double>();
-    if (!(o.seconds > 0)) throw InvalidArgument("--time must be positive");
+    // A deadline past a week would overflow the clock's arithmetic long before it mattered.
+    constexpr double kWeek = 7 * 24 * 3600;
+    if (!(o.seconds > 0) || !(o.seconds <= kWeek))
+      throw InvalidArgument("--time must be positive seconds, at most " +
+                            std::to_string(static_cast<long>(kWeek)) + " (a week)");
     o.cases = INT64_MAX;
   }
   FuzzState state;  // scale-out and resume (tools/run.cpp)
@@ -637,7 +641,11 @@ int cmd_bench(const Args& args) {
   BenchOptions o;
   o.reps = vm["reps"].as<int>();
   o.warmup = vm["warmup"].as<int>();
-  if (o.reps < 1 || o.warmup < 0) throw InvalidArgument("--reps must be >= 1 and --warmup >= 0");
+  constexpr int kMaxReps = 1000000;  // each timed run's figure is kept: bounded memory
+  if (o.reps < 1 || o.warmup < 0 || o.reps > kMaxReps || o.warmup > kMaxReps)
+    throw InvalidArgument("--reps must be from 1 and --warmup from 0, both at most " +
+                          std::to_string(kMaxReps) + "; got --reps " + std::to_string(o.reps) +
+                          " --warmup " + std::to_string(o.warmup));
   int threads = omp_get_max_threads();
   if (vm.count("threads")) {
     threads = vm["threads"].as<int>();

@@ -275,6 +275,11 @@ case $CASE in
     env CONVCHECK_PLUGIN_TIMEOUT=abc timeout 60 "$CC" check "$SAME" --backends reference >/dev/null 2>"$T/stderr"
     rc=$?
     check "CONVCHECK_PLUGIN_TIMEOUT=abc: exit 2" [ $rc -eq 2 ]
+    cc bench --suite "$T/suite.txt" --backends reference,optimized --reps 2000000000
+    check "bench --reps 2e9: exit 2" [ $rc -eq 2 ]
+    cc fuzz --backends reference --time 1e300
+    check "fuzz --time 1e300: exit 2" [ $rc -eq 2 ]
+    check "fuzz --time 1e300: the bound named" has "$err" "at most 604800 (a week)"
     cc check "$SAME" --backends reference --plugin-sandbox lax
     check "--plugin-sandbox lax: exit 2 naming the modes" has "$rc $err" "2 "
     check "--plugin-sandbox lax: the modes named" has "$err" "expected strict, basic or off"
