@@ -34,6 +34,7 @@
 #include "plugins/plugins.h"
 #include "properties/fuzz.h"
 #include "reference/reference.h"
+#include "reports/summary.h"
 #include "tools/verify.h"
 
 namespace po = boost::program_options;
@@ -551,6 +552,16 @@ int cmd_fuzz(const Args& args) {
   state.limit = o.seconds > 0 ? "time" : "cases " + std::to_string(o.cases);
   if (vm.count("resume") && !vm.count("out"))
     throw InvalidArgument("--resume needs --out DIR (where the campaign's fuzz.json is)");
+  // One campaign (or run) per --out, like `run` (reports/summary.h): exit 2 naming the holder.
+  std::optional<reports::OutputLock> lock;
+  if (vm.count("out")) {
+    const std::string dir = vm["out"].as<std::string>();
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw InvalidArgument("cannot create directory " + dir + ": " + ec.message());
+    lock.emplace(dir, vm.count("resume") ? "fuzz --resume" : "fuzz");
+    reports::remove_stale_temporaries(dir);
+  }
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
   for (Backend* b : chosen->list) state.backends.push_back(b->name());

@@ -234,6 +234,9 @@ case $CASE in
     cc report merge "$T/shard" --out "$T/r"
     check "report merge into it: exit 2 naming the holder" has "$rc $err" "2 "
     check "report merge: the holder named" has "$err" "(pid $holder, run"
+    cc fuzz --backends reference --cases 3 --out "$T/r"
+    check "fuzz --out into it: exit 2 naming the holder" has "$rc $err" "2 "
+    check "fuzz: the holder named" has "$err" "(pid $holder, run"
     wait $first
     rc=$?
     check "the first run finished (exit 1: timeouts)" [ $rc -eq 1 ]
