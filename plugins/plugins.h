@@ -34,8 +34,8 @@
 // The oracle maps Crash to `crashed`, Timeout to `timeout`, GuardViolation to `fail` with its check
 // (core/error.h, oracle/guards.cpp). A plugin's texts (name, reasons, errors) are cut to 1 KiB of
 // printable ASCII before they reach a report. Its stdout and stderr are a pipe the runner reads
-// while it waits for a reply: the last 64 KiB per call are kept and go into the case's record
-// (Backend::take_output), never to convcheck's own stdout or stderr. The host's exit is seen
+// while it waits for a reply: the last 64 KiB since the last record are kept and go into the case's
+// record (Backend::take_output), never to convcheck's own stdout or stderr. The host's exit is seen
 // through a pidfd at once (a child holding the socket open does not hide it), and its whole process
 // group is killed with it.
 //

@@ -175,7 +175,6 @@ class Sandbox {
     ensure();
     if (!hello_.loaded) throw Crash("the plugin is not loaded: " + text(hello_.error));
     req.threads = omp_get_max_threads();
-    call_output_ = 0;
     if (send(sock_, &req, sizeof req, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof req)) {
       died(what, layout);  // the host is gone (EPIPE): report how it died
     }
@@ -203,7 +202,6 @@ class Sandbox {
   uint64_t shared_bytes() const { return map_bytes_; }
 
   const std::string& label() const { return label_; }
-  uint32_t protections() const { return hello_.protections; }
 
  private:
   static std::string text(const char* t) { return plugin_abi::sanitize(t, pp::kText); }
@@ -337,7 +335,6 @@ class Sandbox {
       const ssize_t n = read(out_, buf, sizeof buf);
       if (n <= 0) return;  // EAGAIN (nothing now), EOF, or an error: nothing more now
       out_total_ += static_cast<uint64_t>(n);
-      call_output_ += static_cast<uint64_t>(n);
       out_tail_.append(buf, static_cast<std::size_t>(n));
       if (out_tail_.size() > sb::kOutputCap) out_tail_.erase(0, out_tail_.size() - sb::kOutputCap);
     }
@@ -555,7 +552,7 @@ class Sandbox {
   int pidfd_ = -1;
   int out_ = -1;  // the host's stdout and stderr
   std::string out_tail_;
-  uint64_t out_total_ = 0, call_output_ = 0;
+  uint64_t out_total_ = 0;  // bytes it printed since take_output()
   int sock_ = -1;
   int memfd_ = -1;
   unsigned char* map_ = nullptr;

@@ -46,7 +46,7 @@ const std::vector<ProtectionInfo>& protections() {
     {kDiesWithHarness, "dies_with_harness", Mode::off,
      "killed when convcheck ends (PR_SET_PDEATHSIG and a watchdog)"},
     {kOutputCaptured, "output_captured", Mode::off,
-     "stdout and stderr go to the case's record (the last 64 KiB per call), never to the terminal"},
+     "stdout and stderr go to the case's record (its last 64 KiB), never to the terminal"},
     {kClosedFds, "closed_fds", Mode::off,
      "no descriptor of convcheck's but the protocol socket and the shared buffers"},
     {kNoNewPrivs, "no_new_privs", Mode::basic,

@@ -80,7 +80,7 @@ std::string describe(Mode m, uint32_t active);
 /// The names of the bits set in `mask`, in table order.
 std::vector<std::string> names(uint32_t mask);
 
-/// The per-call cap of a plugin's captured output (its tail is kept).
+/// The cap of a plugin's captured output per case record (its tail is kept).
 constexpr std::size_t kOutputCap = 64 * 1024;
 /// Address space a host needs beyond --max-bytes: its libraries, thread stacks, malloc arenas.
 constexpr uint64_t kAddressSpaceSlack = 1ull << 30;
