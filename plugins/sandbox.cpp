@@ -42,7 +42,7 @@ const std::vector<ProtectionInfo>& protections() {
   // clang-format off
   static const std::vector<ProtectionInfo> table = {
     {kOwnSession, "own_session", Mode::off,
-     "its own session and process group, no terminal; the group is killed after a crash or timeout"},
+     "its own session and process group, no terminal; the group killed after a crash or timeout"},
     {kDiesWithHarness, "dies_with_harness", Mode::off,
      "killed when convcheck ends (PR_SET_PDEATHSIG and a watchdog)"},
     {kOutputCaptured, "output_captured", Mode::off,
