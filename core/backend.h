@@ -113,6 +113,9 @@ class Backend {
   /// ("bwd_data=ALGO_1, NHWC/KRSC, pad copy") or oneDNN's implementation ("brg:avx512_core");
   /// empty when it has nothing to say or has not run. `bench` records it as the record's note.
   virtual std::string last_note() const { return ""; }
+  /// What an out-of-process backend printed (stdout and stderr) since the last call, capped (its
+  /// tail kept); the oracle puts it in the case's record. Default: nothing.
+  virtual std::string take_output() { return ""; }
   /// Device backends: the device's f32 FMA rate and memory bandwidth, measured in this process
   /// (once), which `bench` reports a device backend's % of peak against. `device` empty: a host
   /// backend (bench uses the CPU's peaks).

@@ -1,10 +1,14 @@
 #include "core/limits.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 namespace convcheck {
 
@@ -199,6 +203,44 @@ uint64_t parse_byte_size(std::string_view text, const std::string& what) {
   if (v == 0) throw bad("must be positive");
   if (shift && v > (UINT64_MAX >> shift)) throw bad("does not fit in 64 bits");
   return v << shift;
+}
+
+int max_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  if (cpus <= 0) cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  return std::max(kMinThreadCap, kThreadsPerCpu * cpus);
+}
+
+void check_thread_count(long long n, const std::string& what) {
+  const int cap = max_threads();
+  if (n < 1 || n > cap)
+    throw InvalidArgument(what + ": expected a thread count from 1 to " + std::to_string(cap) +
+                          " (" + std::to_string(kThreadsPerCpu) +
+                          " per CPU this process may use), got " + std::to_string(n));
+}
+
+void check_thread_environment() {
+  for (const char* var : {"OMP_NUM_THREADS", "OMP_THREAD_LIMIT"}) {
+    const char* e = std::getenv(var);
+    if (!e || !*e) continue;
+    // OMP_NUM_THREADS is a list, one count per nesting level: "8" or "4,2".
+    std::string_view rest(e);
+    while (true) {
+      const std::size_t comma = rest.find(',');
+      const std::string item(rest.substr(0, comma));
+      char* end = nullptr;
+      errno = 0;
+      const long long n = std::strtoll(item.c_str(), &end, 10);
+      if (item.empty() || *end != 0 || errno == ERANGE)
+        throw InvalidArgument(std::string(var) + "=" + e + ": expected a positive integer" +
+                              (std::string(var) == "OMP_NUM_THREADS" ? " or a list of them" : ""));
+      check_thread_count(n, std::string(var) + "=" + e);
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
 }
 
 }  // namespace convcheck

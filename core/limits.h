@@ -89,4 +89,16 @@ std::string format_bytes(uint64_t bytes);
 /// naming `what` and the rule on anything else, zero, or overflow.
 uint64_t parse_byte_size(std::string_view text, const std::string& what);
 
+/// Threads (issue 18): OpenMP teams of 100000 threads crashed libgomp, and 1000 threads on 2 cores
+/// did not finish a small bench. A thread count is at most kThreadsPerCpu times the CPUs this
+/// process may run on (sched_getaffinity), and never less than kMinThreadCap.
+inline constexpr int kThreadsPerCpu = 8;
+inline constexpr int kMinThreadCap = 16;
+int max_threads();
+/// Refuses (InvalidArgument, naming `what`) a thread count below 1 or above max_threads().
+void check_thread_count(long long n, const std::string& what);
+/// Checks the thread settings the OpenMP runtime reads from the environment (OMP_NUM_THREADS,
+/// every level of its list; OMP_THREAD_LIMIT) before any parallel region runs.
+void check_thread_environment();
+
 }  // namespace convcheck

@@ -178,6 +178,7 @@ json::Value to_json(const BackendRecord& b) {
   o["adjoint"] = relations_json(b.adjoint);
   o["metamorphic"] = relations_json(b.metamorphic);
   o["ms"] = b.ms;
+  if (!b.output.empty()) o["output"] = b.output;
   o["repro"] = b.repro;
   return o;
 }
@@ -202,6 +203,7 @@ BackendRecord backend_record_from_json(const json::Object& o) {
   b.adjoint = relations_of(o, "adjoint");
   b.metamorphic = relations_of(o, "metamorphic");
   b.ms = json::number_of(o, "ms");
+  if (o.find("output")) b.output = json::string_of(o, "output");
   b.repro = json::string_of(o, "repro");
   return b;
 }

@@ -278,9 +278,12 @@ CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
 
   const Judging judging{c, checked, operands, ref, bitwise, degenerate, options};
   std::vector<Ran> ran;
-  for (std::size_t bi = 0; bi < backends.size(); ++bi)
+  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
     report.records.push_back(
         judge_backend(*backends[bi], declared.status[bi], judging, ran, report.records.size()));
+    // Everything it printed since the last case: its declarations above and every run here.
+    report.records.back().output = backends[bi]->take_output();
+  }
   const int odd = odd_one_out(p, ref, ran, bitwise);
   if (odd >= 0) report.odd_one_out = report.records[ran[odd].record].backend;
   return report;
@@ -331,6 +334,18 @@ std::string to_text(const CaseReport& r) {
     if (!b.check.empty()) os << " [" << b.check << "]";
     if (!b.reason.empty()) os << " " << b.reason;
     os << "\n";
+    if (!b.output.empty()) {
+      // Its last lines, indented: the record (--json, results.jsonl) has all it kept.
+      constexpr int kLines = 8;
+      std::size_t from = b.output.size();
+      for (int n = 0; n <= kLines && from != std::string::npos && from > 0; ++n)
+        from = b.output.rfind('\n', from - 1);
+      from = from == std::string::npos ? 0 : from + 1;
+      os << "    output (" << b.output.size() << " bytes kept" << (from ? "; its last lines" : "")
+         << "):\n";
+      std::istringstream lines(b.output.substr(from));
+      for (std::string line; std::getline(lines, line);) os << "      | " << line << "\n";
+    }
     if (b.verdict == Verdict::unsupported || b.verdict == Verdict::crashed ||
         b.verdict == Verdict::timeout)
       continue;

@@ -115,6 +115,10 @@ struct BackendRecord {
   std::vector<RelationResult> adjoint;
   std::vector<RelationResult> metamorphic;
   double ms = 0;  // time of the backend's main run
+  /// What an out-of-process backend (a plugin) printed while judged on this case: its last 64 KiB,
+  /// printable ASCII (plugins/sandbox.h). Empty for the others; written to results.jsonl only
+  /// when not empty.
+  std::string output;
   std::string repro;
 };
 

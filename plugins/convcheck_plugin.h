@@ -23,7 +23,11 @@
  *     the next call;
  *   - a call that does not return within --plugin-timeout seconds (default 60) is `timeout`; the
  *     helper is killed (SIGKILL) and restarted.
- * Anything the plugin prints to stdout goes to convcheck's stderr, so it never mixes with reports.
+ * What the plugin prints (stdout, stderr) is captured: the last 64 KiB per case go into the case's
+ * record, never to convcheck's own output.
+ * The helper runs in a sandbox (README: Security model; --plugin-sandbox): threads are fine, but
+ * fork and exec fail with EPERM, signals reach only its own process, and (strict) files can be
+ * written only in its working directory, a private scratch directory (also $TMPDIR).
  *
  * Language: plain C (C89 syntax; needs <stddef.h> and <stdint.h>), usable from C, C++ (extern "C"),
  * Rust (#[repr(C)]), Fortran (bind(C)). Enums are passed as int32_t; every struct has only

@@ -1,12 +1,16 @@
 // convcheck-plugin-host: the child process that loads a plugin and calls it (plugins/protocol.h).
 //
-//   convcheck-plugin-host PARENT_PID PLUGIN_PATH      (fd 3: the socket, fd 4: the shared memory)
+//   convcheck-plugin-host PARENT_PID PLUGIN_PATH MODE SCRATCH_DIR MAX_BYTES
+//   (fd 3: the socket, fd 4: the shared memory, fds 1 and 2: a pipe the harness reads)
 //
-// It is started by the harness with posix_spawn (a fresh exec: no OpenMP threads or locks inherited
-// from the harness), closes every other inherited descriptor, sends stdout to stderr (a plugin's
-// prints never reach a report), dies with its parent (PR_SET_PDEATHSIG and a watchdog thread),
-// dumps no core, and reports a fatal signal's number and address to the parent before dying of it.
-// Guard pages (PROT_NONE) surround every buffer; operands are mapped read-only.
+// It is started by the harness with posix_spawn in a session of its own (a fresh exec: no OpenMP
+// threads or locks inherited from the harness), closes every other inherited descriptor, confines
+// itself as MODE asks (plugins/sandbox.h: rlimits, no new privileges, Landlock, the seccomp filter)
+// before the plugin's first instruction runs (dlopen runs its constructors), and says in its hello
+// which protections it applied; one it could not apply is an error, never a silently weaker host.
+// It dies with its parent (PR_SET_PDEATHSIG and a watchdog thread), dumps no core, and reports a
+// fatal signal's number and address to the parent before dying of it. Guard pages (PROT_NONE)
+// surround every buffer; operands are mapped read-only.
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,8 +27,11 @@
 #include <cstring>
 #include <ctime>
 #include <initializer_list>
+#include <optional>
 
 #include "plugins/protocol.h"
+#include "plugins/sandbox.h"
+#include "plugins/sandbox_apply.h"
 
 namespace pp = convcheck::plugin_protocol;
 
@@ -128,23 +135,41 @@ int main(int argc, char** argv) {
   if (close_range(5, ~0U, 0) != 0) {
     for (int fd = 5; fd < 65536; ++fd) close(fd);
   }
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: convcheck-plugin-host PARENT_PID PLUGIN (started by convcheck)\n");
+  if (argc != 6) {
+    std::fprintf(stderr,
+                 "usage: convcheck-plugin-host PARENT_PID PLUGIN MODE SCRATCH MAX_BYTES (started "
+                 "by convcheck)\n");
     return 2;
   }
+  namespace sb = convcheck::plugin_sandbox;
   // Die with the harness: PR_SET_PDEATHSIG follows the thread that spawned us, so a watchdog
   // thread also checks the parent every 200 ms (a plugin stuck in a call is not left behind).
   g_parent = static_cast<pid_t>(std::atol(argv[1]));
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != g_parent) _exit(0);  // the parent already died
-  pthread_t watchdog;
-  pthread_create(&watchdog, nullptr, watch_parent, nullptr);
   const struct rlimit no_core { 0, 0 };
   setrlimit(RLIMIT_CORE, &no_core);
-  dup2(2, 1);  // a plugin's stdout goes to stderr, never into a report on stdout
   install_handlers();
 
   pp::Hello hello;
+  const std::optional<sb::Mode> mode = sb::parse_mode(argv[3]);
+  sb::Applied applied;
+  if (!mode) {
+    std::snprintf(hello.error, sizeof hello.error, "unknown sandbox mode '%s'", argv[3]);
+  } else {
+    // Before the watchdog thread: Landlock confines the calling thread and those it creates.
+    applied = sb::apply(*mode, g_parent, argv[4], std::strtoull(argv[5], nullptr, 10));
+    hello.protections = applied.protections;
+    hello.sandbox_mode = static_cast<uint32_t>(*mode);
+    if (!applied.error.empty()) set_text(hello.error, sizeof hello.error, applied.error.c_str());
+  }
+  pthread_t watchdog;
+  pthread_create(&watchdog, nullptr, watch_parent, nullptr);
+  if (hello.error[0]) {
+    send_message(hello);
+    _exit(0);
+  }
+
   void* handle = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
   const convcheck_plugin* table = nullptr;
   if (!handle) {

@@ -4,7 +4,8 @@
 // family "plugin:" makes one per path. The plugin never runs in the harness process:
 //
 //   processes   a helper, convcheck-plugin-host, is started with posix_spawn (a fresh exec, so no
-//               OpenMP threads or locks are inherited) in its own process group, dies with the
+//               OpenMP threads or locks are inherited) in its own session and process group,
+//               confined as plugins/sandbox.h describes (--plugin-sandbox), dies with the
 //               harness (PR_SET_PDEATHSIG, and a watchdog thread that polls its parent), dumps no
 //               core, closes every inherited descriptor but its two, and loads the plugin with
 //               dlopen. The two talk over an AF_UNIX SOCK_SEQPACKET socket pair
@@ -32,13 +33,18 @@
 //   restart     after a crash or timeout the next call starts a fresh host; the harness goes on.
 // The oracle maps Crash to `crashed`, Timeout to `timeout`, GuardViolation to `fail` with its check
 // (core/error.h, oracle/guards.cpp). A plugin's texts (name, reasons, errors) are cut to 1 KiB of
-// printable ASCII before they reach a report, and its stdout goes to stderr.
+// printable ASCII before they reach a report. Its stdout and stderr are a pipe the runner reads
+// while it waits for a reply: the last 64 KiB since the last record are kept and go into the case's
+// record (Backend::take_output), never to convcheck's own stdout or stderr. The host's exit is seen
+// through a pidfd at once (a child holding the socket open does not hide it), and its whole process
+// group is killed with it.
 //
 // The host executable is found as $CONVCHECK_PLUGIN_HOST, else next to the running executable,
 // else at its build-tree path.
 #pragma once
 
 #include "core/backend.h"
+#include "plugins/sandbox.h"
 
 namespace convcheck {
 
@@ -49,6 +55,12 @@ void register_plugin_backends(Registry& registry);
 /// $CONVCHECK_PLUGIN_TIMEOUT when set, else 60.
 void set_plugin_timeout(double seconds);
 double plugin_timeout();
+
+/// The sandbox every plugin host starts in (plugins/sandbox.h). Throws InvalidArgument when `mode`
+/// needs a mechanism this machine lacks, naming it. The default: $CONVCHECK_PLUGIN_SANDBOX when
+/// set (and available), else the strongest mode available.
+void set_plugin_sandbox(plugin_sandbox::Mode mode);
+plugin_sandbox::Mode plugin_sandbox_mode();
 
 /// The path of the convcheck-plugin-host executable this process would start.
 std::string plugin_host_path();

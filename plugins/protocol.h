@@ -40,9 +40,11 @@ struct Hello {
   uint32_t plugin_abi = 0;    // the table's abi_version (0: no table)
   uint32_t memory = 0;        // CONVCHECK_MEMORY_*
   int32_t has_available = 0;  // the table has an available() function
+  uint32_t sandbox_mode = 0;  // plugin_sandbox::Mode the host confined itself in
+  uint32_t protections = 0;   // plugin_sandbox::Protection bits it applied
   char name[128] = {};
   char description[256] = {};
-  char error[kText] = {};  // why it did not load
+  char error[kText] = {};  // why it did not load (or its sandbox could not be set up)
 };
 
 struct Request {

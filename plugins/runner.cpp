@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,9 +29,11 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/limits.h"
 #include "plugins/abi.h"
 #include "plugins/plugins.h"
 #include "plugins/protocol.h"
+#include "plugins/sandbox.h"
 
 extern char** environ;
 
@@ -50,6 +53,17 @@ double initial_timeout() {
 }
 
 std::atomic<double> g_timeout{initial_timeout()};
+
+namespace sb = plugin_sandbox;
+
+// --plugin-sandbox, else $CONVCHECK_PLUGIN_SANDBOX, else the strongest mode this machine offers
+// (the CLI refuses an unknown or unavailable mode in either, naming it).
+sb::Mode initial_mode() {
+  if (const char* e = std::getenv("CONVCHECK_PLUGIN_SANDBOX"); e && *e)
+    if (const auto m = sb::parse_mode(e); m && sb::unavailable_reason(*m).empty()) return *m;
+  return sb::default_mode();
+}
+std::atomic<sb::Mode> g_mode{initial_mode()};
 
 std::string errno_text(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
@@ -81,6 +95,10 @@ const char* signal_abbrev(int sig) {
       return "SIGPIPE";
     case SIGXCPU:
       return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGSTOP:
+      return "SIGSTOP";
   }
   return nullptr;
 }
@@ -124,6 +142,20 @@ class Sandbox {
     stop();
     if (map_) munmap(map_, map_bytes_);
     if (memfd_ >= 0) close(memfd_);
+  }
+
+  // The plugin's output since the last call of this function: its last kOutputCap bytes, printable
+  // ASCII and newlines, after a line saying how much there was when some was cut. Empty: none.
+  std::string take_output() {
+    if (out_total_ == 0) return "";
+    std::string text;
+    if (out_total_ > out_tail_.size())
+      text = "[" + std::to_string(out_total_) + " bytes of output; the last " +
+             std::to_string(out_tail_.size()) + " kept]\n";
+    for (char c : out_tail_) text += (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? c : '?';
+    out_tail_.clear();
+    out_total_ = 0;
+    return text;
   }
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -183,9 +215,22 @@ class Sandbox {
 
   void start() {
     if (memfd_ < 0) open_memfd();
+    mode_ = g_mode.load();
+    make_scratch();
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
       throw std::runtime_error(errno_text("plugin runner: socketpair"));
+    // The host's stdout and stderr: a pipe read while waiting for each reply (never passed
+    // through).
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0) {
+      close(sv[0]);
+      close(sv[1]);
+      throw std::runtime_error(errno_text("plugin runner: pipe"));
+    }
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    const int child_out = fcntl(out[1], F_DUPFD_CLOEXEC, 10);
+    close(out[1]);
     // Duplicates above the fds the child gets, so the dup2 actions never clobber each other.
     const int child_sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
     const int child_shm = fcntl(memfd_, F_DUPFD_CLOEXEC, 10);
@@ -193,6 +238,9 @@ class Sandbox {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, child_sock, pp::kSocketFd);
     posix_spawn_file_actions_adddup2(&fa, child_shm, pp::kShmFd);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, child_out, 1);
+    posix_spawn_file_actions_adddup2(&fa, child_out, 2);
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     sigset_t none, all;
@@ -200,48 +248,153 @@ class Sandbox {
     sigfillset(&all);
     posix_spawnattr_setsigmask(&at, &none);
     posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setpgroup(&at, 0);  // its own process group: a timeout kills all of it
-    posix_spawnattr_setflags(
-        &at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    // Its own session and process group, without a terminal: a timeout kills all of it, and a
+    // terminal's signals never reach it.
+    posix_spawnattr_setflags(&at,
+                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSID);
     const std::string host = plugin_host_path();
     const std::string parent = std::to_string(getpid());
-    char* argv[] = {const_cast<char*>(host.c_str()), const_cast<char*>(parent.c_str()),
-                    const_cast<char*>(path_.c_str()), nullptr};
+    const std::string max_bytes = std::to_string(memory_limit());
+    char* argv[] = {const_cast<char*>(host.c_str()),
+                    const_cast<char*>(parent.c_str()),
+                    const_cast<char*>(path_.c_str()),
+                    const_cast<char*>(sb::mode_name(mode_)),
+                    const_cast<char*>(scratch_.c_str()),
+                    const_cast<char*>(max_bytes.c_str()),
+                    nullptr};
     pid_t pid = -1;
     const int rc = posix_spawn(&pid, host.c_str(), &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(child_sock);
     close(child_shm);
+    close(child_out);
     close(sv[1]);
     if (rc != 0) {
       close(sv[0]);
+      close(out[0]);
       throw std::runtime_error("plugin runner: cannot start " + host + ": " + std::strerror(rc) +
                                " (set CONVCHECK_PLUGIN_HOST to the convcheck-plugin-host binary)");
     }
     pid_ = pid;
+    pgid_ = pid;
     sock_ = sv[0];
+    out_ = out[0];
+    // Its exit is seen at once, even when a child of it keeps the socket open (sandbox off).
+    pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     hello_ = pp::Hello();
     receive(&hello_, sizeof hello_, pp::Type::hello, "loading the plugin", nullptr);
+    // Never a weaker host than planned: one that lacks a protection it should have applied is
+    // refused (its own error, when it had one, says which step failed).
+    const uint32_t want = sb::planned(mode_);
+    if (!hello_.error[0] && (hello_.protections & want) != want) {
+      hello_.loaded = 0;
+      std::snprintf(hello_.error, sizeof hello_.error,
+                    "the plugin host did not apply the %s sandbox: %s", sb::mode_name(mode_),
+                    sb::describe(mode_, hello_.protections).c_str());
+    }
     if (!hello_.loaded) stop();  // it exits by itself; reap it
+  }
+
+  // A private directory for the host's files (its cwd and TMPDIR), removed when the host ends:
+  // convcheck-plugin-<harness pid>-XXXXXX. Those of a harness that was killed (SIGKILL: no
+  // cleanup) are removed here when no process has that pid any more.
+  void make_scratch() {
+    if (!scratch_.empty()) return;
+    std::error_code ec;
+    std::string base = std::filesystem::temp_directory_path(ec).string();
+    if (ec || base.empty()) base = "/tmp";
+    const std::string prefix = "convcheck-plugin-";
+    for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      std::error_code rm;
+      if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH &&
+          e.is_directory(rm) && !e.is_symlink(rm))
+        std::filesystem::remove_all(e.path(), rm);
+    }
+    std::string tmpl = base + "/" + prefix + std::to_string(getpid()) + "-XXXXXX";
+    if (!mkdtemp(tmpl.data()))
+      throw std::runtime_error(errno_text(("plugin runner: cannot create " + tmpl).c_str()));
+    scratch_ = tmpl;
+  }
+  void remove_scratch() {
+    if (scratch_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(scratch_, ec);
+    scratch_.clear();
+  }
+
+  // Reads what the host printed, up to `limit` bytes now: the total counted, the last kOutputCap
+  // bytes kept.
+  void drain_output(uint64_t limit = UINT64_MAX) {
+    if (out_ < 0) return;
+    char buf[16384];
+    for (uint64_t read_now = 0; read_now < limit; read_now += sizeof buf) {
+      const ssize_t n = read(out_, buf, sizeof buf);
+      if (n <= 0) return;  // EAGAIN (nothing now), EOF, or an error: nothing more now
+      out_total_ += static_cast<uint64_t>(n);
+      out_tail_.append(buf, static_cast<std::size_t>(n));
+      if (out_tail_.size() > sb::kOutputCap) out_tail_.erase(0, out_tail_.size() - sb::kOutputCap);
+    }
+  }
+
+  // Closes the host's descriptors here, once it is reaped, and removes its scratch directory.
+  void forget_host() {
+    // What is still in the pipe; bounded, since a child that escaped the group (sandbox off,
+    // setsid) may still hold it and write.
+    drain_output(sb::kOutputCap * 4);
+    for (int* fd : {&sock_, &pidfd_, &out_}) {
+      if (*fd >= 0) close(*fd);
+      *fd = -1;
+    }
+    pid_ = -1;
+    pgid_ = -1;
+    remove_scratch();
   }
 
   // Closes the socket (the host exits on EOF) and reaps it, killing it if it lingers.
   void stop() {
-    if (pid_ <= 0) return;
+    if (pid_ <= 0) {
+      remove_scratch();
+      return;
+    }
     close(sock_);
     sock_ = -1;
-    int status = 0;
-    for (int i = 0; i < 200; ++i) {  // up to 1 s
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (exited_within(1000)) {
+      reap();
+    } else {
+      kill_child();
     }
-    kill_child();
   }
 
+  // Whether the host has exited (a zombie, not yet reaped: its pid, and so its process group's
+  // id, stays reserved), waiting up to `ms` milliseconds.
+  bool exited_within(int ms) {
+    for (int waited = 0;; waited += 5) {
+      siginfo_t si{};
+      if (waitid(P_PID, static_cast<id_t>(pid_), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          si.si_pid == pid_)
+        return true;
+      if (waited >= ms) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  // Kills what is left of an exited host's process group (children a plugin forked with the
+  // sandbox off), then reaps the host. Returns its wait status.
+  int reap() {
+    kill(-pgid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    forget_host();
+    return status;
+  }
+
+  // Kills the host's whole process group (its session: posix_spawn's setsid made the host its
+  // leader, so the group's id is the host's pid and stays reserved while any member lives).
   int kill_child() {
     int status = 0;
     if (pid_ > 0) {
@@ -250,9 +403,7 @@ class Sandbox {
       while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
     }
-    if (sock_ >= 0) close(sock_);
-    sock_ = -1;
-    pid_ = -1;
+    forget_host();
     return status;
   }
 
@@ -266,12 +417,23 @@ class Sandbox {
                             deadline - std::chrono::steady_clock::now())
                             .count();
       if (left <= 0) timed_out(what, limit);
-      pollfd pf{sock_, POLLIN, 0};
-      const int r = poll(&pf, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      // The socket, the host's exit (its pidfd), its output. A host that is stopped (SIGSTOP)
+      // answers nothing and is a timeout.
+      pollfd pf[3] = {{sock_, POLLIN, 0}, {pidfd_, POLLIN, 0}, {out_, POLLIN, 0}};
+      const int r = poll(pf, 3, static_cast<int>(std::min<long long>(left, 1 << 30)));
       if (r < 0 && errno == EINTR) continue;
       if (r == 0) continue;  // re-check the deadline
+      if (pf[2].revents) drain_output();
       const ssize_t got = recv(sock_, buf, sizeof buf, MSG_DONTWAIT);
-      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+        if (pf[1].revents) died(what, layout);  // exited with nothing more queued
+        if (pf[2].revents & (POLLHUP | POLLERR) && !(pf[0].revents || pf[1].revents)) {
+          // Its output closed but it lives: stop polling the pipe (a host may close fds 1, 2).
+          close(out_);
+          out_ = -1;
+        }
+        continue;
+      }
       if (got <= 0) died(what, layout);
       pp::Type type;
       std::memcpy(&type, buf, sizeof type);
@@ -294,35 +456,29 @@ class Sandbox {
   }
 
   [[noreturn]] void timed_out(const char* what, double limit) {
+    // A host stopped by a signal (its own SIGSTOP) is named: it did not hang, it stopped.
+    siginfo_t si{};
+    const bool stopped =
+        pid_ > 0 &&
+        waitid(P_PID, static_cast<id_t>(pid_), &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+        si.si_pid == pid_;
     kill_child();
     fault_.reset();
     char secs[32];
     std::snprintf(secs, sizeof secs, "%g", limit);
     throw Timeout(label_ + " did not finish " + what + " within the plugin timeout of " + secs +
-                  " s (--plugin-timeout): its process was killed (SIGKILL) and is restarted for "
-                  "the next call");
+                  " s (--plugin-timeout)" +
+                  (stopped
+                       ? std::string(": its process was stopped by ") + signal_text(si.si_status)
+                       : std::string()) +
+                  "; its process group was killed (SIGKILL) and is restarted for the next call");
   }
 
   // The host is gone: reap it and say how it died, as a guard violation when the fault address
   // lies in a guard page, a canary tail or an operand.
   [[noreturn]] void died(const char* what, const Layout* layout) {
     // Give a dying host a moment to be reaped; one that merely closed its socket is killed.
-    int status = 0;
-    bool reaped = false;
-    for (int i = 0; i < 400 && !reaped; ++i) {  // up to 2 s
-      const pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_)
-        reaped = true;
-      else
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (reaped) {
-      close(sock_);
-      sock_ = -1;
-      pid_ = -1;
-    } else {
-      status = kill_child();
-    }
+    const int status = exited_within(2000) ? reap() : kill_child();
     // A fault message may still be queued behind the EOF: it was read before, or is lost.
     const std::optional<pp::Fault> fault = fault_;
     fault_.reset();
@@ -338,6 +494,14 @@ class Sandbox {
       how += " at address " + hex(fault->address) +
              (fault->in_shm ? "" : " (outside the buffers convcheck passed)");
     how += " while " + std::string(what);
+    // How a failed allocation ends (malloc's NULL dereferenced, or an abort): name the limit.
+    const bool memory_like =
+        WIFSIGNALED(status) &&
+        (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS || WTERMSIG(status) == SIGABRT);
+    if (memory_like && (hello_.protections & sb::kAddressSpaceLimit))
+      how += " (its address space is limited to " +
+             format_bytes(memory_limit() + sb::kAddressSpaceSlack) +
+             ": RLIMIT_AS, --max-bytes + 1 GiB; an allocation past it fails)";
     if (fault && layout && fault->in_shm) classify(*fault, *layout, how);
     throw Crash(how + "; it is restarted for the next call");
   }
@@ -381,7 +545,14 @@ class Sandbox {
   }
 
   std::string label_, path_;
+  sb::Mode mode_ = sb::Mode::strict;
+  std::string scratch_;
   pid_t pid_ = -1;
+  pid_t pgid_ = -1;
+  int pidfd_ = -1;
+  int out_ = -1;  // the host's stdout and stderr
+  std::string out_tail_;
+  uint64_t out_total_ = 0;  // bytes it printed since take_output()
   int sock_ = -1;
   int memfd_ = -1;
   unsigned char* map_ = nullptr;
@@ -427,6 +598,11 @@ class PluginBackend final : public Backend {
                   : Status::Error(reason.empty() ? "declined (the plugin gave no reason)" : reason);
     can_.emplace(d, s);
     return s;
+  }
+
+  std::string take_output() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sandbox_.take_output();
   }
 
   // The next call starts a new host process (the oracle's reruns cross processes).
@@ -623,6 +799,18 @@ class PluginBackend final : public Backend {
 };
 
 }  // namespace
+
+void set_plugin_sandbox(plugin_sandbox::Mode mode) {
+  if (const std::string why = sb::unavailable_reason(mode); !why.empty())
+    throw InvalidArgument(std::string("--plugin-sandbox ") + sb::mode_name(mode) +
+                          " is not available on this machine: " + why +
+                          " (--plugin-sandbox basic or off runs with fewer protections)");
+  g_mode = mode;
+}
+
+plugin_sandbox::Mode plugin_sandbox_mode() {
+  return g_mode.load();
+}
 
 void set_plugin_timeout(double seconds) {
   if (!(seconds > 0))

@@ -174,6 +174,22 @@ std::string summary_section(const Page& p) {
            escape_markup(info.skipped[i].second) + ")";
     o += "</p>";
   }
+  // How plugin hosts were confined (run.json's environment, plugins/sandbox.h): in the header, so
+  // a weaker sandbox is never silent.
+  if (info.environment.is_object() && info.environment.contains("plugin_sandbox")) {
+    const json::Value& sb = info.environment["plugin_sandbox"];
+    auto list = [&](const char* key) {
+      std::string t;
+      if (sb.contains(key))
+        for (const json::Value& n : sb[key]) t += (t.empty() ? "" : ", ") + n.get<std::string>();
+      return t.empty() ? std::string("none") : t;
+    };
+    const std::string mode = sb.contains("mode") ? sb["mode"].get<std::string>() : "?";
+    o += "<p class=\"note " + std::string(mode == "strict" ? "" : "warn") +
+         "\">Plugin sandbox: <b>" + escape_markup(mode) +
+         "</b>; active: " + escape_markup(list("active")) +
+         "; not active: " + escape_markup(list("not_active")) + " (README: Security model).</p>";
+  }
   o += "<p class=\"note\">fail, crashed and timeout fail the run; unsupported (the backend "
        "declined, with its reason) and mistrusted (too degenerate to judge) do not, and are "
        "never counted as passed.</p></section>";
@@ -290,6 +306,15 @@ std::string script_json(const json::Value& v) {
   return text;
 }
 
+// A plugin's captured output, its last 4 KiB (results.jsonl has what the runner kept, up to
+// 64 KiB), as a failure row shows it.
+std::string output_tail(const std::string& output) {
+  constexpr std::size_t kShown = 4096;
+  const std::size_t from = output.size() > kShown ? output.size() - kShown : 0;
+  return "its output (last " + std::to_string(output.size() - from) + " of " +
+         std::to_string(output.size()) + " bytes kept):\n" + output.substr(from);
+}
+
 // One lazy row: what the table shows and what its filter matches (keys kept short: a page may
 // carry kLazyRows of them). With `details`, what an opened failure row shows: every check with
 // its residual and slack, the mismatch count, the bound usage and the error heat map.
@@ -305,7 +330,7 @@ json::Value row_json(const Record& r, bool details) {
   o["f"] = fill_name(r.fill);
   o["s"] = std::to_string(r.seed);
   o["t"] = r.tag;
-  o["r"] = x.reason;
+  o["r"] = x.output.empty() ? x.reason : x.reason + "\n" + output_tail(x.output);
   o["p"] = x.repro;
   if (!details) return o;
   o["c"] = x.contract;

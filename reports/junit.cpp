@@ -123,20 +123,21 @@ std::string junit_xml(const RunInfo& info, const std::vector<Record>& records) {
            seconds(x.ms) + "\"";
       const std::string detail = x.reason + "\n" + offender_text(x) + "repro: " + x.repro;
       const std::string verdict = verdict_name(x.verdict);
-      if (x.verdict == Verdict::pass) {
-        o += "/>\n";
-      } else if (x.verdict == Verdict::fail) {
-        o += ">\n      <failure message=\"" + escape_markup("[" + x.check + "] " + x.reason) +
-             "\" type=\"" + escape_markup(x.check) + "\">" + escape_markup(detail) +
-             "</failure>\n    </testcase>\n";
+      std::string body;
+      if (x.verdict == Verdict::fail) {
+        body = "      <failure message=\"" + escape_markup("[" + x.check + "] " + x.reason) +
+               "\" type=\"" + escape_markup(x.check) + "\">" + escape_markup(detail) +
+               "</failure>\n";
       } else if (x.verdict == Verdict::crashed || x.verdict == Verdict::timeout) {
-        o += ">\n      <error message=\"" + escape_markup(verdict + ": " + x.reason) +
-             "\" type=\"" + escape_markup(verdict) + "\">" + escape_markup(detail) +
-             "</error>\n    </testcase>\n";
-      } else {
-        o += ">\n      <skipped message=\"" + escape_markup(verdict + ": " + x.reason) +
-             "\"/>\n    </testcase>\n";
+        body = "      <error message=\"" + escape_markup(verdict + ": " + x.reason) + "\" type=\"" +
+               escape_markup(verdict) + "\">" + escape_markup(detail) + "</error>\n";
+      } else if (x.verdict != Verdict::pass) {
+        body = "      <skipped message=\"" + escape_markup(verdict + ": " + x.reason) + "\"/>\n";
       }
+      // What a plugin printed (capped by the runner, printable ASCII): JUnit's place for it.
+      if (!x.output.empty())
+        body += "      <system-out>" + escape_markup(x.output) + "</system-out>\n";
+      o += body.empty() ? "/>\n" : ">\n" + body + "    </testcase>\n";
     }
     o += "  </testsuite>\n";
   }

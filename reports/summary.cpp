@@ -1,6 +1,7 @@
 #include "reports/summary.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -405,6 +406,61 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+namespace {
+// write_file_atomic's temporary: "." + the target's name + kTempInfix + mkstemp's 6 characters.
+constexpr const char* kTempInfix = ".tmp-";
+}  // namespace
+
+const char* const kWriteTestPrefix = ".convcheck-write-test-";
+
+int remove_stale_temporaries(const std::string& dir) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const std::size_t at = name.rfind(kTempInfix);
+    const bool temporary = name.size() > 1 && name[0] == '.' && at != std::string::npos &&
+                           name.size() == at + std::strlen(kTempInfix) + 6;
+    // `run`'s probe of a writable --out (tools/run.cpp, check_writable), killed before its unlink.
+    const bool write_test = name.rfind(kWriteTestPrefix, 0) == 0;
+    if (!temporary && !write_test) continue;
+    std::error_code rm;
+    if (e.is_regular_file(rm) && std::filesystem::remove(e.path(), rm)) ++removed;
+  }
+  return removed;
+}
+
+OutputLock::OutputLock(const std::string& dir, const std::string& command) {
+  const std::string path = dir + "/" + kFileName;
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0)
+    throw InvalidArgument("cannot open the lock file " + path + ": " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char holder[256] = {};
+    const ssize_t n = ::pread(fd_, holder, sizeof holder - 1, 0);
+    std::string who = n > 0 ? std::string(holder, static_cast<std::size_t>(n)) : "";
+    while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    if (err != EWOULDBLOCK)
+      throw InvalidArgument("cannot lock " + path + ": " + std::strerror(err));
+    throw InvalidArgument(dir + " is in use by another convcheck process (" +
+                          (who.empty() ? std::string("pid unknown") : who) + ", holding " + path +
+                          "): one run per output directory; wait for it " +
+                          "to finish, or choose another --out directory");
+  }
+  // Ours now (a stale file from a killed run is simply overwritten): say who holds it.
+  const std::string who = "pid " + std::to_string(::getpid()) + ", " + command + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, who.data(), who.size(), 0) < 0) {
+    // The lock holds without the note; the refusal then says "pid unknown".
+  }
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock; the file stays (removing it would race)
 }
 
 std::string utc_now() {

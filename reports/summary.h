@@ -88,6 +88,31 @@ std::string summary_json(const RunInfo& info, const std::vector<Record>& records
 /// Writes `text` to `path` atomically: a temporary file in the same directory, fsync, rename.
 /// Throws InvalidArgument naming the file and the system's reason.
 void write_file_atomic(const std::string& path, const std::string& text);
+/// Removes the temporary files write_file_atomic leaves behind when killed between its mkstemp
+/// and its rename (".<name>.tmp-XXXXXX" in `dir`). Returns how many it removed. Call only while
+/// holding the directory's OutputLock: another run's temporaries are never touched.
+int remove_stale_temporaries(const std::string& dir);
+/// The name prefix of `run`'s probe file that checks --out is writable (removed likewise).
+extern const char* const kWriteTestPrefix;
+
+/// One run per output directory (issue 18): an advisory lock (flock) on DIR/.convcheck.lock, held
+/// for the life of this object, the holder's pid written in the file. The kernel drops a flock when
+/// its holder dies, so a killed run's lock is simply taken over. Move-only.
+class OutputLock {
+ public:
+  /// Takes the lock for `command` (e.g. "run", "report merge"); throws InvalidArgument naming the
+  /// holder's pid and command when another process holds it, or the file when it cannot be made.
+  OutputLock(const std::string& dir, const std::string& command);
+  ~OutputLock();
+  OutputLock(OutputLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+  OutputLock& operator=(OutputLock&&) = delete;
+  static constexpr const char* kFileName = ".convcheck.lock";
+
+ private:
+  int fd_ = -1;
+};
 /// Now, as "2026-11-22T10:00:00Z".
 std::string utc_now();
 

@@ -37,6 +37,7 @@
 #include "reference/reference.h"
 #include "reports/results.h"
 #include "tools/options.h"
+#include "reports/summary.h"
 #include "tools/verify.h"
 
 namespace po = boost::program_options;
@@ -198,7 +199,9 @@ std::string usage() {
       "PROBLEM is a descriptor, e.g. "
       "'conv2d_backprop_input:input=2x7x7x128,filter=3x3x128x64,stride=2x2,padding=SAME'.\n"
       "Backends: see `list`; plugin:PATH runs a third-party kernel (plugins/convcheck_plugin.h)\n"
-      "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin.\n"
+      "in a sandbox; --plugin-timeout S (any command, default 60) limits each call into a plugin;\n"
+      "--plugin-sandbox strict|basic|off (any command; default: the strongest available, `list`)\n"
+      "chooses how its host is confined (README: Security model).\n"
       "--shard K/N takes case i (suite or fuzz stream order, from 0) when i mod N == K-1.\n"
       "--max-bytes N[K|M|G|T|P] (" +
       takers +
@@ -292,6 +295,14 @@ int cmd_list(const Args& args) {
   }
   std::cout << "formats: NHWC, NCHW; padding: VALID, SAME, T:B:L:R\n";
   std::cout << "cpu: " << cpu_features().describe() << "\n";
+  {
+    namespace sb = plugin_sandbox;
+    const sb::Mode m = plugin_sandbox_mode();
+    std::cout << "plugin sandbox: " << sb::describe(m, sb::planned(m)) << "\n";
+    for (sb::Mode other : {sb::Mode::strict, sb::Mode::basic})
+      if (const std::string why = sb::unavailable_reason(other); !why.empty())
+        std::cout << "  " << sb::mode_name(other) << " unavailable: " << why << "\n";
+  }
   std::cout << "optimized kernels: " << opt::isa_summary() << "\n";
   const SuitesDir suites = suites_location();
   std::cout << "suites (" << suites.dir << ", " << suites.source << "):";
@@ -637,7 +648,11 @@ int cmd_fuzz(const Args& args) {
   }
   if (vm.count("time")) {
     o.seconds = vm["time"].as<double>();
-    if (!(o.seconds > 0)) throw InvalidArgument("--time must be positive");
+    // A deadline past a week would overflow the clock's arithmetic long before it mattered.
+    constexpr double kWeek = 7 * 24 * 3600;
+    if (!(o.seconds > 0) || !(o.seconds <= kWeek))
+      throw InvalidArgument("--time must be positive seconds, at most " +
+                            std::to_string(static_cast<long>(kWeek)) + " (a week)");
     o.cases = INT64_MAX;
   }
   FuzzState state;  // scale-out and resume (tools/run.cpp)
@@ -647,6 +662,16 @@ int cmd_fuzz(const Args& args) {
   state.limit = o.seconds > 0 ? "time" : "cases " + std::to_string(o.cases);
   if (vm.count("resume") && !vm.count("out"))
     throw InvalidArgument("--resume needs --out DIR (where the campaign's fuzz.json is)");
+  // One campaign (or run) per --out, like `run` (reports/summary.h): exit 2 naming the holder.
+  std::optional<reports::OutputLock> lock;
+  if (vm.count("out")) {
+    const std::string dir = vm["out"].as<std::string>();
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw InvalidArgument("cannot create directory " + dir + ": " + ec.message());
+    lock.emplace(dir, vm.count("resume") ? "fuzz --resume" : "fuzz");
+    reports::remove_stale_temporaries(dir);
+  }
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
   for (Backend* b : chosen->list) state.backends.push_back(b->name());
@@ -754,12 +779,15 @@ int cmd_bench(const Args& args) {
   BenchOptions o;
   o.reps = vm["reps"].as<int>();
   o.warmup = vm["warmup"].as<int>();
-  if (o.reps < 1 || o.warmup < 0) throw InvalidArgument("--reps must be >= 1 and --warmup >= 0");
+  constexpr int kMaxReps = 1000000;  // each timed run's figure is kept: bounded memory
+  if (o.reps < 1 || o.warmup < 0 || o.reps > kMaxReps || o.warmup > kMaxReps)
+    throw InvalidArgument("--reps must be from 1 and --warmup from 0, both at most " +
+                          std::to_string(kMaxReps) + "; got --reps " + std::to_string(o.reps) +
+                          " --warmup " + std::to_string(o.warmup));
   int threads = omp_get_max_threads();
   if (vm.count("threads")) {
     threads = vm["threads"].as<int>();
-    if (threads < 1)
-      throw InvalidArgument("--threads must be >= 1, got " + std::to_string(threads));
+    check_thread_count(threads, "--threads " + std::to_string(threads));
   }
   omp_set_num_threads(threads);
   std::optional<Chosen> chosen = choose_backends(vm);
@@ -856,7 +884,9 @@ int run(int argc, char** argv) {
   Args args(argv + 2, argv + argc);
   try {
     register_builtin_backends();
-    take_plugin_timeout(args);  // a global option: --plugin-timeout S
+    check_thread_environment();  // before the first parallel region (libgomp crashed on 10^5)
+    take_plugin_timeout(args);   // global options: --plugin-timeout S, --plugin-sandbox MODE
+    take_plugin_sandbox(args);
     take_max_bytes(command, args);
     if (const Command* c = find_command(command)) return c->fn(args);
     if (command == "help" || command == "--help" || command == "-h") {

@@ -58,6 +58,8 @@ int report_html_cmd(const Args& args) {
     throw InvalidArgument("report html takes one directory (a run's --out)");
   const std::string dir = vm["dir"].as<std::vector<std::string>>()[0];
   const reports::RunDir run = reports::read_run_dir(dir);
+  const reports::OutputLock lock(dir, "report html");  // not while a run writes there
+  reports::remove_stale_temporaries(dir);
   if (run.truncated_tail)
     std::cerr << "report: " << dir << "/results.jsonl: the last line was cut short; ignored\n";
   reports::write_reports(dir, run.info, run.records);
@@ -95,6 +97,12 @@ int report_merge_cmd(const Args& args) {
   if (!vm.count("out")) throw InvalidArgument("report merge: missing --out DIR");
   const std::vector<std::string> dirs = vm["dirs"].as<std::vector<std::string>>();
   const std::string out = vm["out"].as<std::string>();
+  // --out first: not into a directory a run or another merge is writing (exit 2 naming it).
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw InvalidArgument("--out " + out + ": cannot create the directory: " + ec.message());
+  const reports::OutputLock lock(out, "report merge");
+  reports::remove_stale_temporaries(out);
 
   reports::RunInfo merged;
   std::vector<reports::Record> records;
@@ -203,9 +211,6 @@ int report_merge_cmd(const Args& args) {
   for (const std::string& d : dirs) merged.command += " " + d;
   merged.command += " --out " + out;
 
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) throw InvalidArgument("--out " + out + ": cannot create the directory: " + ec.message());
   if (std::filesystem::exists(out + "/results.jsonl") &&
       std::filesystem::file_size(out + "/results.jsonl", ec) > 0)
     throw InvalidArgument("--out " + out +

@@ -59,6 +59,7 @@
 #include "core/limits.h"
 #include "core/suite.h"
 #include "oracle/oracle.h"
+#include "plugins/plugins.h"
 #include "reports/render.h"
 #include "reports/results.h"
 #include "reports/summary.h"
@@ -337,7 +338,7 @@ void check_writable(const std::string& dir) {
   if (ec) throw InvalidArgument("--out " + dir + ": cannot create the directory: " + ec.message());
   if (!std::filesystem::is_directory(dir))
     throw InvalidArgument("--out " + dir + ": not a directory");
-  std::string probe = dir + "/.convcheck-write-test-XXXXXX";
+  std::string probe = dir + "/" + reports::kWriteTestPrefix + "XXXXXX";
   const int fd = ::mkstemp(probe.data());
   if (fd < 0)
     throw InvalidArgument("--out " + dir + ": cannot write there: " + std::strerror(errno));
@@ -564,6 +565,11 @@ void resume_run_json(RunPlan& plan) {
   differs("shard", reports::to_string(old.shard), reports::to_string(info.shard));
   if (old.suite_cases != info.suite_cases)
     differs("suite size", std::to_string(old.suite_cases), std::to_string(info.suite_cases));
+  // The environment is kept, so the sandbox it names must be the one the rest runs in.
+  if (old.environment.is_object() && old.environment.contains("plugin_sandbox") &&
+      old.environment["plugin_sandbox"].contains("mode"))
+    differs("plugin sandbox", old.environment["plugin_sandbox"]["mode"].get<std::string>(),
+            plugin_sandbox::mode_name(plugin_sandbox_mode()));
   info.environment = old.environment;
   info.skipped = old.skipped;
   info.started = old.started;
@@ -580,6 +586,24 @@ void record_environment(RunPlan& plan) {
   for (std::size_t i = 0; i < plan.chosen.list.size(); ++i)
     if (!plan.chosen.list[i]->isa().empty()) isas[plan.labels[i].name] = plan.chosen.list[i]->isa();
   info.environment["kernel_isa"] = isas;
+  // A run with a plugin says how its hosts were confined (plugins/sandbox.h), never silently less.
+  bool plugins = false;
+  for (const Label& l : plan.labels) plugins = plugins || l.impl.rfind("plugin:", 0) == 0;
+  if (plugins) {
+    namespace sb = plugin_sandbox;
+    const sb::Mode m = plugin_sandbox_mode();
+    const uint32_t active = sb::planned(m);
+    json::Value s;
+    s["mode"] = sb::mode_name(m);
+    s["active"] = json::Value::array();
+    s["not_active"] = json::Value::array();
+    for (const sb::ProtectionInfo& p : sb::protections())
+      s[(active & p.bit) ? "active" : "not_active"].push_back(p.name);
+    for (sb::Mode other : {sb::Mode::strict, sb::Mode::basic})
+      if (const std::string why = sb::unavailable_reason(other); !why.empty())
+        s[std::string(sb::mode_name(other)) + "_unavailable"] = why;
+    info.environment["plugin_sandbox"] = s;
+  }
 }
 
 // What DIR already holds: nothing (a new run), or, with --resume, the run to continue.
@@ -654,6 +678,12 @@ void announce(const RunPlan& plan, const RunState& st) {
             << ", backends " << backend_list << "\n";
   for (const auto& [name, reason] : plan.info.skipped)
     std::cout << "run: skipped " << name << " (" << reason << ")\n";
+  // Said before the first case, as in run.json and the report: never a silently weaker sandbox.
+  if (plan.info.environment.is_object() && plan.info.environment.contains("plugin_sandbox")) {
+    const plugin_sandbox::Mode m = plugin_sandbox_mode();
+    std::cout << "run: plugin sandbox " << plugin_sandbox::describe(m, plugin_sandbox::planned(m))
+              << "\n";
+  }
   if (plan.resume) std::cout << "run: resuming: " << st.already << " cases already recorded\n";
   std::cout << "run: writing " << plan.dir << "/" << std::endl;
 }
@@ -787,6 +817,12 @@ int cmd_run(const Args& args) {
   check_writable(plan.dir);
   plan.results_path = plan.dir + "/results.jsonl";
   plan.resume = vm.count("resume") > 0;
+  // One run per directory, for the whole run (exit 2 naming the holder); then what a killed report
+  // write left behind can be removed: no one else is writing here.
+  const reports::OutputLock lock(plan.dir, plan.resume ? "run --resume" : "run");
+  if (const int n = reports::remove_stale_temporaries(plan.dir))
+    std::cerr << "run: removed " << n << " temporary file" << (n == 1 ? "" : "s")
+              << " of an interrupted report write in " << plan.dir << "\n";
   describe_run(args, plan);
   heartbeat->phase("reading " + plan.results_path + " to resume");
   RunState st = read_state(plan, read_existing(plan));

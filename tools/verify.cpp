@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -211,13 +212,31 @@ int cmd_verify(const Args& args) {
   return any_failed ? kCheckFailed : kOk;
 }
 
-void take_plugin_timeout(Args& args) {
-  const std::string flag = "--plugin-timeout";
+// Seconds past which a deadline would overflow the clocks' arithmetic (a week is plenty).
+constexpr double kMaxPluginTimeout = 7 * 24 * 3600;
+
+double parse_timeout(const std::string& what, const std::string& value) {
+  char* end = nullptr;
+  const double s = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != 0 || !(s > 0) || !std::isfinite(s) || s > kMaxPluginTimeout)
+    throw InvalidArgument(what + " " + value + ": expected a positive number of seconds, at most " +
+                          std::to_string(static_cast<long>(kMaxPluginTimeout)) + " (a week)");
+  return s;
+}
+
+namespace {
+
+// A global option, `FLAG V` or `FLAG=V` wherever it stands, after its environment variable `env`:
+// each value is given to `set` (the flag's last one wins) and the flag is taken out of `args`.
+template <class Set>
+void take_global(Args& args, const std::string& flag, const char* env, const std::string& needs,
+                 Set set) {
+  if (const char* e = std::getenv(env); e && *e) set(env, e);
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string value;
     std::size_t n = 0;  // arguments taken
     if (args[i] == flag) {
-      if (i + 1 >= args.size()) throw InvalidArgument(flag + " needs a number of seconds");
+      if (i + 1 >= args.size()) throw InvalidArgument(flag + " needs " + needs);
       value = args[i + 1];
       n = 2;
     } else if (args[i].rfind(flag + "=", 0) == 0) {
@@ -226,15 +245,31 @@ void take_plugin_timeout(Args& args) {
     } else {
       continue;
     }
-    char* end = nullptr;
-    const double s = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != 0 || !(s > 0) || !std::isfinite(s))
-      throw InvalidArgument(flag + " " + value + ": expected a positive number of seconds");
-    set_plugin_timeout(s);
+    set(flag, value);
     args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
                args.begin() + static_cast<std::ptrdiff_t>(i + n));
     --i;
   }
+}
+
+}  // namespace
+
+void take_plugin_timeout(Args& args) {
+  take_global(args, "--plugin-timeout", "CONVCHECK_PLUGIN_TIMEOUT", "a number of seconds",
+              [](const std::string& what, const std::string& value) {
+                set_plugin_timeout(parse_timeout(what, value));
+              });
+}
+
+void take_plugin_sandbox(Args& args) {
+  namespace sb = plugin_sandbox;
+  take_global(args, "--plugin-sandbox", "CONVCHECK_PLUGIN_SANDBOX", "a mode: " + sb::mode_names(),
+              [](const std::string& what, const std::string& value) {
+                const std::optional<sb::Mode> m = sb::parse_mode(value);
+                if (!m)
+                  throw InvalidArgument(what + " " + value + ": expected " + sb::mode_names());
+                set_plugin_sandbox(*m);  // refuses a mode this machine cannot give, naming why
+              });
 }
 
 }  // namespace convcheck::cli

@@ -38,4 +38,9 @@ int cmd_verify(const Args& args);
 /// Throws InvalidArgument for a missing or non-positive value.
 void take_plugin_timeout(Args& args);
 
+/// Takes `--plugin-sandbox strict|basic|off` (or `=`) from `args`, after
+/// $CONVCHECK_PLUGIN_SANDBOX, and sets the mode of every plugin host (plugins/sandbox.h). Throws
+/// InvalidArgument for an unknown mode or one this machine cannot give.
+void take_plugin_sandbox(Args& args);
+
 }  // namespace convcheck::cli

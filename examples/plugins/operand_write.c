@@ -1,7 +1,7 @@
 /* operand_write.c: a faulty plugin that chats on stdout and then writes into an operand it only
  * reads (out_backprop). convcheck's verdict: `fail [operand_modified]` (the operands are mapped
  * read-only in the plugin's process: the write faults and is classified by its address). Its
- * stdout goes to convcheck's stderr, so a --json report stays clean. */
+ * stdout is captured into the case's record (`output`), so a --json report stays clean. */
 #define MINIMAL_NO_ENTRY
 #include "minimal.c"
 

@@ -133,7 +133,7 @@ for key in problem backend median_ms min_ms max_ms gflops pct_peak ratio; do
 done
 expect 2 "unknown suite 'nope'" -- bench --suite nope --backends reference
 expect 2 "missing --backends" -- bench --suite "$T/tiny.txt"
-expect 2 "--threads must be >= 1, got 0" -- bench --suite "$T/tiny.txt" --backends reference --threads 0
+expect 2 "--threads 0: expected a thread count from 1 to" -- bench --suite "$T/tiny.txt" --backends reference --threads 0
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -62,11 +62,12 @@ out=$("$CC" check "$SAME" --json --backends "plugin:$D/segfault.so,reference" 2>
 if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); v=[b["verdict"] for b in r["backends"]]; sys.exit(v != ["crashed","pass"])' "$out"; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: check --json with a crashing plugin: $out"; fi
 
-# A plugin's stdout goes to stderr: the JSON on stdout stays one clean object.
+# A plugin's stdout goes into its record (issue 18), never to convcheck's stdout or stderr: the
+# JSON on stdout stays one clean object.
 out=$("$CC" check "$SAME" --json --backends "plugin:$D/operand_write.so" 2>"$T/err")
-if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); sys.exit(r["backends"][0]["check"] != "operand_modified")' "$out" &&
-  grep -q "operand_write: hello on stdout" "$T/err"; then pass=$((pass + 1)); else
-  fail=$((fail + 1)); echo "FAIL: check --json with a chatty plugin: $out"; fi
+if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); b=r["backends"][0]; sys.exit(b["check"] != "operand_modified" or "operand_write: hello on stdout" not in b["output"])' "$out" &&
+  ! grep -q "operand_write: hello on stdout" "$T/err"; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL: check --json with a chatty plugin: $out"; cat "$T/err"; fi
 
 # fuzz goes on after the crash: the failing plugin is shrunk and dropped, the reference fuzzed on.
 expect 1 "FAIL plugin:$D/segfault.so [crashed]" "fuzz: 25 cases, 1 failing backend" -- \
