@@ -111,6 +111,11 @@ def _case(d, tag=""):
     return Case(d["problem"], d["fill"], int(d["seed"]), d.get("tag", tag))
 
 
+def _g(x):
+    """A figure for a person (the JSON form writes a NaN or infinite figure as null)."""
+    return "n/a" if x is None else "{:.3g}".format(x)
+
+
 @dataclass
 class Offender:
     coord: tuple
@@ -157,13 +162,13 @@ class Verdict:
         if self.case is not None:
             s = str(self.case) + ": " + s
         if self.verdict not in ("unsupported",):
-            s += "\n  bound usage {:.3g}, {} elements over their bound, contract {}".format(
-                self.bound_usage, self.mismatches, self.contract
+            s += "\n  bound usage {}, {} elements over their bound, contract {}".format(
+                _g(self.bound_usage), self.mismatches, self.contract
             )
         if self.first is not None:
             f = self.first
-            s += "\n  first offender at {} (storage index {}): got {!r}, exact {!r}, bound {:.3g}".format(
-                tuple(f.coord), f.index, f.got, f.exact, f.bound
+            s += "\n  first offender at {} (storage index {}): got {!r}, exact {!r}, bound {}".format(
+                tuple(f.coord), f.index, f.got, f.exact, _g(f.bound)
             )
         if self.repro and not self.passed:
             s += "\n  repro: " + self.repro

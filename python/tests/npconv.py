@@ -23,6 +23,11 @@ def _pads(g, bug):
 
 
 def conv(problem, bug=None, acc=np.float64, **ops):
+    with np.errstate(all="ignore"):  # NaN and Inf operands (the special fill) are expected
+        return _conv(problem, bug, acc, **ops)
+
+
+def _conv(problem, bug, acc, **ops):
     if problem.op not in OPS:
         raise convcheck.Unsupported("npconv: only " + ", ".join(OPS))
     if problem.format != "NHWC" or problem.dtype not in ("f32", "f64"):
@@ -38,41 +43,41 @@ def conv(problem, bug=None, acc=np.float64, **ops):
         dh = dw = 1
     top, bottom, left, right = _pads(g, bug)
     N, H, W, C, KH, KW, K, OH, OW = (g[k] for k in ("N", "H", "W", "C", "KH", "KW", "O", "OH", "OW"))
-    Hp, Wp = H + top + bottom, W + left + right
     ops = {k: (np.nan_to_num(v) if bug == "nan_to_zero" else v).astype(acc) for k, v in ops.items()}
     w = ops.get("filter")
     if w is not None and bug == "flip_filter":
         w = w[::-1, ::-1]
 
-    def window(kh, kw):  # the padded-input rows and columns tap (kh, kw) reads for every output
-        r0, c0 = kh * dh, kw * dw
-        return slice(r0, r0 + (OH - 1) * sh + 1, sh), slice(c0, c0 + (OW - 1) * sw + 1, sw)
-
-    if problem.op == "conv2d" or problem.op == "conv2d_backprop_filter":
-        xp = np.zeros((N, Hp + KH * dh, Wp + KW * dw, C), acc)  # room for a wrong stride's reach
-        xp[:, top : top + H, left : left + W, :] = ops["input"]
-    if problem.op == "conv2d":
-        y = np.zeros((N, OH, OW, K), acc)
+    def taps():
+        """For each filter tap, the output rows/columns whose input pixel is inside the image (a
+        padding element is no term at all: 0 * Inf would make a NaN) and those input pixels."""
         for kh in range(KH):
             for kw in range(KW):
-                rs, cs = window(kh, kw)
-                y += np.einsum("nhwc,ck->nhwk", xp[:, rs, cs, :][:, :OH, :OW], w[kh, kw], dtype=acc)
-        out = y
+                rows = [(o, o * sh + kh * dh - top) for o in range(OH)]
+                cols = [(o, o * sw + kw * dw - left) for o in range(OW)]
+                rows = [(o, i) for o, i in rows if 0 <= i < H]
+                cols = [(o, i) for o, i in cols if 0 <= i < W]
+                if rows and cols:
+                    yield kh, kw, np.ix_([o for o, _ in rows], [o for o, _ in cols]), \
+                        np.ix_([i for _, i in rows], [i for _, i in cols])
+
+    def pick(a, idx):  # a[:, rows, cols, :] for index arrays
+        return a[:, idx[0], idx[1], :]
+
+    if problem.op == "conv2d":
+        out = np.zeros((N, OH, OW, K), acc)
+        for kh, kw, o, i in taps():
+            out[:, o[0], o[1], :] += np.einsum("nhwc,ck->nhwk", pick(ops["input"], i), w[kh, kw], dtype=acc)
     elif problem.op == "conv2d_backprop_input":
         dy = ops["out_backprop"]
-        dxp = np.zeros((N, Hp + KH * dh, Wp + KW * dw, C), acc)
-        for kh in range(KH):
-            for kw in range(KW):
-                rs, cs = window(kh, kw)
-                dxp[:, rs, cs, :][:, :OH, :OW] += np.einsum("nhwk,ck->nhwc", dy, w[kh, kw], dtype=acc)
-        out = dxp[:, top : top + H, left : left + W, :]
+        out = np.zeros((N, H, W, C), acc)
+        for kh, kw, o, i in taps():
+            out[:, i[0], i[1], :] += np.einsum("nhwk,ck->nhwc", pick(dy, o), w[kh, kw], dtype=acc)
     else:
         dy = ops["out_backprop"]
         out = np.zeros((KH, KW, C, K), acc)
-        for kh in range(KH):
-            for kw in range(KW):
-                rs, cs = window(kh, kw)
-                out[kh, kw] = np.einsum("nhwc,nhwk->ck", xp[:, rs, cs, :][:, :OH, :OW], dy, dtype=acc)
+        for kh, kw, o, i in taps():
+            out[kh, kw] = np.einsum("nhwc,nhwk->ck", pick(ops["input"], i), pick(dy, o), dtype=acc)
         if bug == "flip_filter":
             out = out[::-1, ::-1]
     out = np.ascontiguousarray(out).astype(dt)
