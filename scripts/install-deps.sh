@@ -12,7 +12,10 @@ pkgs=(build-essential cmake ninja-build git python3
       # OpenMP runtime with its Archer tool for the ThreadSanitizer run (scripts/tsan.sh)
       clang libclang-rt-14-dev libomp-14-dev
       qemu-user     # the CPU-model matrix: tests under emulated CPUs without AVX-512 / AVX (tests/isa/)
-      python3-pip)  # pip download of cuobjdump below
+      python3-pip   # pip download of cuobjdump below
+      # the Python package (README "From Python"): its test makes a venv and builds the module
+      # against Python's headers (numpy, pytest, nanobind, scikit-build-core come from PyPI there)
+      python3-venv python3-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

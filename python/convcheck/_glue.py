@@ -104,6 +104,19 @@ def _takes_out(fn):
     return "out" in sig.parameters
 
 
+def _signature_refuses(fn, names):
+    """Why fn cannot be called with these keyword arguments (its signature does not take them), or
+    None. A kernel written for one op, fn(problem, filter, out_backprop), is so declined for the
+    derived problems of other ops (adjoint identities) instead of crashing on them."""
+    try:
+        inspect.signature(fn).bind(None, **{n: None for n in names})
+    except TypeError as e:
+        return "the function does not take ({}): {}".format(", ".join(names), e)
+    except ValueError:
+        return None
+    return None
+
+
 def _shaped_slice(whole, start, n, shape):
     return whole[start : start + n].reshape(shape)
 

@@ -80,13 +80,13 @@ def _test_key(nodeid):
 
 
 def _cached(config, key):
-    if config.cache is None:
+    if getattr(config, "cache", None) is None:  # -p no:cacheprovider
         return []
     return config.cache.get(_CACHE_KEY, {}).get(key, [])
 
 
 def _set_cached(config, key, items):
-    if config.cache is None:
+    if getattr(config, "cache", None) is None:  # -p no:cacheprovider
         return
     all_ = config.cache.get(_CACHE_KEY, {})
     if items:

@@ -175,7 +175,7 @@ std::string last_line(const std::string& text) {
 // `out`, a result array holding the oracle's poison inside guard bands (an element left unwritten
 // keeps the poison: unwritten; a write past either end: out_of_bounds). The oracle's own reruns
 // compare two runs bit for bit (determinism). can_implement() asks fn once per problem, on zero
-// operands, whether it raises convcheck.Unsupported.
+// operands, whether it raises convcheck.Unsupported (or cannot take the op's operands by name).
 class PyBackend final : public Backend {
  public:
   struct Filter {
@@ -237,6 +237,10 @@ class PyBackend final : public Backend {
     nb::gil_scoped_acquire gil;
     const Problem& p = cp.problem();
     const OpIO io = op_io(p.op);
+    std::vector<std::string> names{role_name(io.a), role_name(io.b)};
+    if (wants_out_) names.push_back("out");
+    nb::object refused = py_helper("_signature_refuses")(fn_, names);
+    if (!refused.is_none()) return Status::Error(nb::cast<std::string>(refused));
     nb::dict kwargs;
     for (Role r : {io.a, io.b})
       kwargs[role_name(r)] = from_raw(
