@@ -41,6 +41,7 @@ __all__ = [
     "backends",
     "fills",
     "coverage_classes",
+    "tf_admission",
     "bfloat16",
 ]
 
@@ -376,6 +377,12 @@ def backends():
 def fills():
     """The oracle's fill names."""
     return list(_cc.fill_names())
+
+
+def tf_admission(problem):
+    """Whether TF's stock CPU and GPU kernels take the problem (core/admission.h): {"cpu": {"kind",
+    "message"}, "gpu": {...}}, kind accepted, refused (with TF's message) or differs."""
+    return json.loads(_cc.tf_admission(_problem(problem)))
 
 
 def coverage_classes(problem):

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/admission.h"
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/problem.h"
@@ -493,6 +494,8 @@ NB_MODULE(_convcheck, m) {
     for (const Registry::Entry& e : Registry::instance().entries()) out.push_back(e.name);
     return out;
   });
+  m.def("tf_admission",
+        [](const Problem& p) { return to_json(tf_admission(p, geometry(p))).dump(); });
   m.def("coverage_classes", [](const Problem& p) { return reports::classes_of(p); });
   m.def("coverage_class_names", [] {
     std::vector<std::pair<std::string, std::string>> out;
