@@ -45,7 +45,9 @@ def _to_host(x):
         if device not in _HOST_DEVICES:
             if _is_torch(x):
                 return x.detach().cpu()
-            return np.asarray(x)
+            if type(x).__module__.split(".")[0] == "cupy":
+                return x.get()  # waits for the array's stream
+            return np.asarray(x)  # JAX: blocks until the array is ready
     return x
 
 
