@@ -159,22 +159,14 @@ def _record_coverage(case):
         _state["coverage"][cls] = _state["coverage"].get(cls, 0) + 1
 
 
-def _remember_failure(case, request_node):
+def _update_cache(case, request_node, keep):
+    """Puts `case` first in this test's cached failures (keep) or drops it (not keep)."""
     config = _state["config"]
     if config is None or request_node is None:
         return
     key = _test_key(request_node.nodeid)
     items = [d for d in _cached(config, key) if d != _case_dict(case)]
-    _set_cached(config, key, [_case_dict(case)] + items)
-
-
-def _forget(case, request_node):
-    config = _state["config"]
-    if config is None or request_node is None:
-        return
-    key = _test_key(request_node.nodeid)
-    items = [d for d in _cached(config, key) if d != _case_dict(case)]
-    _set_cached(config, key, items)
+    _set_cached(config, key, ([_case_dict(case)] if keep else []) + items)
 
 
 def _case_dict(case):
@@ -215,7 +207,7 @@ def assert_conforms(fn, case, contract=None, fills=None, **check_options):
     _record_coverage(case)
     if v == "pass":
         if case.origin == "replay":
-            _forget(case, node)
+            _update_cache(case, node, keep=False)
         return r
     if v == "mistrusted":
         raise Mistrusted("convcheck: mistrusted (the oracle cannot judge this case: an all-zero "
@@ -229,7 +221,7 @@ def assert_conforms(fn, case, contract=None, fills=None, **check_options):
         if f.failure is not None:
             failing = f.minimal
             text = "shrunk in {} steps from {}\nto the minimal case:\n{}".format(f.shrink_steps, case, f.failure)
-    _remember_failure(failing, node)
+    _update_cache(failing, node, keep=True)
     raise convcheck.ConformanceError("convcheck: " + text, r.worst)
 
 
