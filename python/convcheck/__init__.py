@@ -17,6 +17,7 @@ shrinking) lives in the C++ libraries; this file only wraps them.
 """
 
 import json
+import operator
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -215,7 +216,7 @@ def operands(problem, fill="exact", seed=1, contract=None):
     reads, numpy arrays in the problem's storage layout and dtype (bf16: ml_dtypes.bfloat16 when
     importable, else uint16 bits). `contract` sizes an exact fill (default: the dtype's own)."""
     p = _problem(problem)
-    raw = _cc.operands(p, fill, int(seed), contract or "")
+    raw = _cc.operands(p, fill, _seed(seed), contract or "")
     return {k: _from_raw(v, p.dtype) for k, v in raw.items()}
 
 
@@ -239,6 +240,22 @@ def judge(problem, operands, result, contract=None):
         )
         out.append(_verdict(d["record"], repro=repro))
     return out[0] if len(out) == 1 else out
+
+
+def _seed(seed):
+    try:
+        s = operator.index(seed)
+    except TypeError:
+        s = None
+    if s is None or isinstance(seed, bool) or not 0 <= s < 2**64:
+        raise ValueError("seed must be an integer in [0, 2^64), got {!r}".format(seed))
+    return s
+
+
+def _kernel(fn):
+    if not callable(fn):
+        raise TypeError("the kernel must be callable as fn(problem, **operands), got " + type(fn).__name__)
+    return fn
 
 
 def _name_of(fn):
@@ -297,8 +314,10 @@ def check(
         p = _problem(problem_or_case)
         fills = list(fills) if fills is not None else list(DEFAULT_FILLS)
         seed = 1 if seed is None else seed
-    name = _name_of(fn)
-    records = _cc.check(fn, name, p, fills, int(seed), contract or "", bool(deterministic), int(runs), adjoint, metamorphic)
+    name = _name_of(_kernel(fn))
+    if not fills:
+        raise ValueError("check: no fills to run (expected some of {})".format(", ".join(_cc.fill_names())))
+    records = _cc.check(fn, name, p, fills, _seed(seed), contract or "", bool(deterministic), int(runs), adjoint, metamorphic)
     out = []
     for d in records:
         case = _case(d["case"])
@@ -344,9 +363,9 @@ def fuzz(fn, ops=None, dtypes=None, formats=None, cases=100, seed=1, contract=No
     stream), each through the whole oracle; the first failure is shrunk to a minimal case. Cases
     outside ops/dtypes/formats are declined (counted as unsupported), as are those fn declines.
     `first_case`: start the stream there (cases first_case .. cases-1 run; fuzz_cases() lists them)."""
-    name = _name_of(fn)
+    name = _name_of(_kernel(fn))
     s = _cc.fuzz(fn, name, list(ops or []), list(dtypes or []), list(formats or []), int(cases),
-                 float(seconds), int(seed), contract or "", bool(deterministic), int(max_shrink_steps),
+                 float(seconds), _seed(seed), contract or "", bool(deterministic), int(max_shrink_steps),
                  int(first_case))
     r = FuzzResult(cases=s["cases"], unsupported=s["unsupported"])
     if s["failures"]:

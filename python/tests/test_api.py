@@ -49,6 +49,26 @@ def test_bad_role_and_fill_and_contract():
         convcheck.judge(p, ops, convcheck.compute(p, ops), contract="f33")
 
 
+def test_bad_calls_are_exceptions_with_the_reason():
+    p = convcheck.Problem(BPI)
+    ops = convcheck.operands(p)
+    with pytest.raises(TypeError, match="must be a dict"):
+        convcheck.compute(p, [ops["filter"]])
+    with pytest.raises(TypeError, match="expected an array, got None"):
+        convcheck.judge(p, ops, None)
+    with pytest.raises(TypeError, match="must be callable"):
+        convcheck.check(42, p)
+    with pytest.raises(ValueError, match="no fills"):
+        convcheck.check(lambda problem, **o: None, p, fills=[])
+    with pytest.raises(ValueError, match="seed must be an integer"):
+        convcheck.operands(p, "exact", -1)
+    with pytest.raises(ValueError, match="unknown op 'conv3d'"):
+        convcheck.fuzz(lambda problem, **o: None, ops=["conv3d"], cases=1)
+    with pytest.raises(ValueError, match="memory limit"):
+        convcheck.operands("conv2d:input=100000x1000x1000x100,filter=1x1x100x1")
+    assert convcheck.operands(p, "exact", np.int64(3))["filter"].shape == (3, 3, 3, 4)
+
+
 def test_suite_cases():
     cases = convcheck.suite("smoke")
     assert len(cases) > 50
