@@ -9,9 +9,9 @@ after), so it is right whenever the total padding is even and wrong otherwise.
 The suite cases with even padding pass; the odd-padding ones fail with the verdict, the first
 wrong element and a repro line; with --convcheck-fuzz the first fuzzed failure is shrunk to a
 minimal case, kept in pytest's cache and replayed first on the next run. Fix the two marked
-lines and everything passes, except the suite's empty problems (N = 0): they are errors,
-"mistrusted", because an empty result has nothing to compare. The kernel still ran on them, so
-a crash there would still be a failure. Cases the kernel declines (groups, NCHW, 16-bit dtypes)
+lines and everything passes, except the problems with an empty tensor (a zero dimension): they
+are errors, "mistrusted", since an empty or all-zero exact result tells nothing apart. The kernel
+still ran on them, so a crash there would still be a failure. Cases the kernel declines (groups, NCHW, 16-bit dtypes)
 are skips with the reason.
 """
 
