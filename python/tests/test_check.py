@@ -150,7 +150,17 @@ def test_torch_tensors_in_and_out():
     t = {k: torch.from_numpy(v) for k, v in ops.items()}
     assert np.array_equal(convcheck.compute(p, t), convcheck.compute(p, ops))
 
-    def torch_kernel(problem, **o):
-        return torch.from_numpy(npconv.conv(problem, **{k: v.numpy() for k, v in o.items()}))
+    def torch_kernel(problem, **o):  # gets numpy arrays, returns a torch tensor
+        return torch.from_numpy(npconv.conv(problem, **o))
 
-    assert convcheck.check(lambda problem, **o: torch_kernel(problem, **o), p, fills=["exact"]).passed
+    assert convcheck.check(torch_kernel, p, fills=["exact"]).passed
+    # A non-contiguous tensor (a transposed view) is read by value.
+    f = torch.from_numpy(np.ascontiguousarray(ops["out_backprop"].transpose(0, 2, 1, 3))).transpose(1, 2)
+    assert np.array_equal(convcheck.compute(p, {"input": t["input"], "out_backprop": f}), convcheck.compute(p, ops))
+    # bf16: torch's bfloat16 tensors and the uint16 bits (or ml_dtypes) give the same result.
+    b = convcheck.Problem(str(p).replace("dtype=f32", "dtype=bf16"))
+    bops = convcheck.operands(b, "real", 2)
+    bits = {k: np.asarray(v).view(np.uint16) for k, v in bops.items()}
+    tb = {k: torch.from_numpy(v.view(np.int16)).view(torch.bfloat16) for k, v in bits.items()}
+    want = np.asarray(convcheck.compute(b, bops)).view(np.uint16)
+    assert np.array_equal(np.asarray(convcheck.compute(b, tb)).view(np.uint16), want)
