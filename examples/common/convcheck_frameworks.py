@@ -89,12 +89,11 @@ def bits(a, dtype):
 
 
 def read_suite(path, every=1, limit=None):
-    """The suite's distinct problems with their tags (convcheck.suite plans one case per fill)."""
+    """The suite's lines as (problem, tag) (convcheck.suite plans one case per fill of a line)."""
     entries, seen = [], set()
     for case in convcheck.suite(path):
-        key = str(case.problem)
-        if key not in seen:
-            seen.add(key)
+        if case.line not in seen:
+            seen.add(case.line)
             entries.append((case.problem, case.tag))
     entries = entries[::every]
     return entries[:limit] if limit else entries

@@ -84,6 +84,8 @@ class Case:
     origin: str = field(default="", compare=False)
     index: int = field(default=-1, compare=False)
     stream_seed: int = field(default=0, compare=False)
+    #: the suite line it came from (0: none)
+    line: int = field(default=0, compare=False)
 
     def __post_init__(self):
         if isinstance(self.problem, str):
@@ -208,7 +210,8 @@ def suite(name_or_path) -> List[Case]:
     packaged = os.path.join(os.path.dirname(__file__), "suites", name + ".txt")
     if os.sep not in name and not os.path.exists(name) and os.path.exists(packaged):
         name = packaged
-    return [Case(c.problem, c.fill, c.seed, c.tag, origin="suite") for c in (_case(d) for d in _cc.suite(name))]
+    return [Case(d["problem"], d["fill"], int(d["seed"]), d["tag"], origin="suite", line=int(d["line"]))
+            for d in _cc.suite(name)]
 
 
 def operands(problem, fill="exact", seed=1, contract=None):
