@@ -24,12 +24,16 @@ pip() { "$venv/bin/python" -m pip --disable-pip-version-check "$@"; }
 deps=(numpy pytest ml_dtypes "nanobind>=2.0" "scikit-build-core>=0.10")
 if ! "$venv/bin/python" -c 'import numpy, pytest, ml_dtypes, nanobind, scikit_build_core' 2>/dev/null; then
   if ! out=$(pip install -q "${deps[@]}" 2>&1); then
-    if echo "$out" | grep -qiE "network|connection|resolve|timed out|No matching distribution|Could not fetch|unreachable"; then
+    # Unreachable, or a real failure? Ask the index for pip itself (always there).
+    probe=$(mktemp -d)
+    if ! pip download -q --no-deps --timeout 20 --retries 1 -d "$probe" pip >/dev/null 2>&1; then
+      rm -rf "$probe"
       echo "Skipped: PyPI is unreachable, so the test venv cannot get ${deps[*]}:"
       echo "$out" | tail -3
       exit 77
     fi
-    echo "FAIL: pip install ${deps[*]}:"; echo "$out" | tail -20; exit 1
+    rm -rf "$probe"
+    echo "FAIL: pip install ${deps[*]} (PyPI is reachable):"; echo "$out" | tail -20; exit 1
   fi
 fi
 
