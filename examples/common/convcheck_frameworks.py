@@ -154,7 +154,7 @@ def validate(adapter, argv=None):
             rec = {"suite": suite, "problem": descriptor, "tag": tag, "fill": fill,
                    "op": p.op, "dtype": p.dtype, "format": p.format, "admission": admission}
             ops = convcheck.operands(p.checked, FILLS[fill], 1000 + index,
-                                     contract=contracts.split(",")[-1])
+                                     contract=contracts.split(",")[0])
             try:
                 result = adapter.compute(p, {r: bits(a, p.dtype) for r, a in ops.items()})
                 rec["framework"] = "ran"
