@@ -6,8 +6,9 @@
 // reports/summary.h). The Python package (python/convcheck/__init__.py) wraps it.
 //
 // Arrays cross the boundary as "raw" arrays: C-contiguous, host memory, bf16 as its uint16 bits.
-// The Python side turns DLPack objects (torch, jax), device arrays and ml_dtypes.bfloat16 arrays
-// into raw ones (_to_raw) and raw results into the user's view (_from_raw).
+// The Python side (convcheck/_glue.py) turns DLPack objects (torch, jax), device arrays and
+// ml_dtypes.bfloat16 arrays into raw ones (_to_raw) and raw results into the user's view
+// (_from_raw).
 //
 // The GIL is released while C++ computes; a Python function run as a backend (PyBackend)
 // re-acquires it for each call. A Python exception in it becomes the `crashed` verdict carrying
@@ -157,7 +158,7 @@ std::string padding_text(const Padding& p) {
          ":" + std::to_string(p.right);
 }
 
-// The module's Python half (convcheck/__init__.py): helpers the backend calls back into.
+// The module's Python half (convcheck/_glue.py): helpers the backend calls back into.
 nb::object py_helper(const char* name) {
   return nb::module_::import_("convcheck._glue").attr(name);
 }
