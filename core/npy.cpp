@@ -8,11 +8,14 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/limits.h"
 
-// The data is copied byte for byte; every supported descr is little-endian.
+// Little-endian C-order data is copied byte for byte; big-endian data is byte-swapped and
+// Fortran-order data transposed into C order once read (to_c_order_native), as np.load does.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "core/npy.cpp assumes a little-endian host"
 #endif
@@ -126,6 +129,8 @@ struct Header {
   DType dtype;
   Shape shape;
   uint64_t data_bytes;
+  bool big_endian = false;  // '>': bytes swapped on reading
+  bool fortran = false;     // column-major: transposed into C order on reading
 };
 
 // A parser for the one Python literal numpy writes: a dict with the keys 'descr' (a string),
@@ -181,12 +186,8 @@ class HeaderParser {
 
     Header h;
     h.descr = *descr;
-    h.dtype = dtype_of(*descr);
-    if (*fortran_order) {
-      throw InvalidArgument(name_ +
-                            ": Fortran-order (column-major) arrays are not supported: "
-                            "fortran_order is True, expected False (C order)");
-    }
+    h.dtype = dtype_of(*descr, &h.big_endian);
+    h.fortran = *fortran_order;
     h.shape = *shape;
     int64_t count;
     try {
@@ -301,17 +302,18 @@ class HeaderParser {
     }
   }
 
-  DType dtype_of(const std::string& descr) const {
+  // '<' and '>' (numpy's explicit orders; '=' and '|' are never written for these types).
+  DType dtype_of(const std::string& descr, bool* big_endian) const {
     if (const DescrEntry* e = find_descr(descr)) return e->dtype;
     if (descr.size() >= 2 && find_descr("<" + descr.substr(1))) {
       const std::string want = "<" + descr.substr(1);
       if (descr[0] == '>') {
-        throw InvalidArgument(name_ + ": big-endian byte order ('" + printable(descr) +
-                              "') is not supported; expected '" + want + "'");
+        *big_endian = true;
+        return find_descr(want)->dtype;
       }
       throw InvalidArgument(name_ + ": byte order '" + printable(descr.substr(0, 1)) +
                             "' in descr '" + printable(descr) + "' is not supported; expected '" +
-                            want + "'");
+                            want + "' or '>" + descr.substr(1) + "'");
     }
     throw InvalidArgument(name_ + ": unsupported dtype descr '" + printable(descr) +
                           "' (supported: " + kSupportedDescrs + ")");
@@ -396,6 +398,40 @@ void read_exact(std::FILE* f, void* dst, uint64_t n, const std::string& path) {
   }
 }
 
+// The data as read from a file with header `h` (raw bytes in t), made little-endian and C order.
+void to_c_order_native(const Header& h, Tensor& t) {
+  const std::size_t item = dtype_size(h.dtype);
+  auto* bytes = static_cast<unsigned char*>(t.data());
+  if (h.big_endian) {
+    for (int64_t i = 0; i < t.size(); ++i) {
+      unsigned char* e = bytes + static_cast<std::size_t>(i) * item;
+      for (std::size_t a = 0, b = item - 1; a < b; ++a, --b) std::swap(e[a], e[b]);
+    }
+  }
+  if (!h.fortran || h.shape.size() < 2 || t.size() < 2) return;
+  // Element (i0, ..., ik) is at sum(i_d * prod(s_0..s_{d-1})) in Fortran order. Walk the C-order
+  // destination with an odometer, keeping the Fortran offset up to date.
+  const std::string f(static_cast<const char*>(t.data()), t.bytes());
+  const std::size_t rank = h.shape.size();
+  std::vector<int64_t> fstride(rank), idx(rank, 0);
+  int64_t s = 1;
+  for (std::size_t d = 0; d < rank; ++d) {
+    fstride[d] = s;
+    s *= h.shape[d];
+  }
+  int64_t off = 0;
+  for (int64_t i = 0; i < t.size(); ++i) {
+    std::memcpy(bytes + static_cast<std::size_t>(i) * item,
+                f.data() + static_cast<std::size_t>(off) * item, item);
+    for (std::size_t d = rank; d-- > 0;) {
+      off += fstride[d];
+      if (++idx[d] < h.shape[d]) break;
+      off -= fstride[d] * h.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 }  // namespace
 
 const char* npy_descr(DType t) {
@@ -413,6 +449,7 @@ Tensor parse_npy(const std::string& bytes, const std::string& name, Layout layou
   check_data_size(h, all.size() - data_offset, name);
   Tensor t(h.dtype, h.shape, layout);
   if (h.data_bytes) std::memcpy(t.data(), all.data() + data_offset, h.data_bytes);
+  to_c_order_native(h, t);
   return t;
 }
 
@@ -469,6 +506,7 @@ Tensor read_npy(const std::string& path, Layout layout) {
   if (std::fgetc(f.get()) != EOF) {
     throw InvalidArgument("cannot read " + path + ": the file grew while being read");
   }
+  to_c_order_native(h, t);
   return t;
 }
 

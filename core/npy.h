@@ -1,9 +1,12 @@
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0), the on-disk form of every operand and result
-// (design §3): little-endian '<f2', '<f4', '<f8', '<i4', and bf16 as '<u2' raw bits; C order only.
+// (design §3): '<f2', '<f4', '<f8', '<i4', and bf16 as '<u2' raw bits.
 //
-// Reading is strict and every error is an InvalidArgument naming the file and expected vs got:
-// bad magic, unsupported version, truncated or malformed header, big-endian or unknown descr,
-// fortran_order, wrong dtype, wrong shape, truncated data, trailing bytes.
+// Reading takes what np.save writes (issue 17): either byte order ('>f4' is byte-swapped) and
+// either order of elements (fortran_order True, as np.save writes a transposed array, is read
+// into C order), so a read tensor is always little-endian C order. Writing is C-order
+// little-endian only. Reading is otherwise strict and every error is an InvalidArgument naming
+// the file and expected vs got: bad magic, unsupported version, truncated or malformed header,
+// unknown descr, wrong dtype, wrong shape, truncated data, trailing bytes.
 #pragma once
 
 #include <optional>

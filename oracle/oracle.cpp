@@ -252,6 +252,17 @@ Roles case_operands(const Problem& p, const Geometry& g, FillKind fill, uint64_t
 }
 }  // namespace oracle_detail
 
+ByRole<Tensor> case_operands(const Case& c, const std::vector<NumericContract>& contracts) {
+  const CheckedProblem checked(c.problem);
+  require_memory(checked.problem(), checked.geometry(), MemoryUse::oracle);
+  return oracle_detail::case_operands(
+      checked.problem(), checked.geometry(), c.fill, c.seed,
+      oracle_detail::exact_bits(c.problem.dtype,
+                                contracts.empty()
+                                    ? std::vector<NumericContract>{native_contract(c.problem.dtype)}
+                                    : contracts));
+}
+
 CaseReport run_case(const Case& c, const std::vector<Backend*>& backends,
                     const OracleOptions& options) {
   const CheckedProblem checked(c.problem);

@@ -56,6 +56,11 @@ std::string repro_line(const Case& c, const std::string& backend, const Case& af
 /// went wrong (the backend cannot implement it, threw, broke a guard), or "" when it ran.
 std::string run_unjudged(Backend& b, const Case& c);
 
+/// The three operands of case `c` in their storage layouts, as run_case fills them for backends
+/// holding `contracts` (an exact fill is sized so that every partial sum fits the narrowest of
+/// them; empty: the dtype's native contract). The Python package's `operands()` (python/).
+ByRole<Tensor> case_operands(const Case& c, const std::vector<NumericContract>& contracts);
+
 enum class Verdict { pass, fail, unsupported, mistrusted, crashed, timeout };
 inline constexpr Verdict kAllVerdicts[] = {Verdict::pass,        Verdict::fail,
                                            Verdict::unsupported, Verdict::mistrusted,

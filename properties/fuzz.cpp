@@ -128,6 +128,17 @@ FuzzFailure shrink_failure(Backend* b, const rc::Shrinkable<Case>& found, const 
 
 }  // namespace
 
+std::vector<Case> fuzz_cases(uint64_t seed, int64_t first, int64_t n) {
+  std::vector<Case> out;
+  rc::Random random(seed);
+  const rc::Gen<Case> cases = gen::any_case();
+  for (int64_t i = 0; i < first + n; ++i) {
+    const rc::Random case_random = random.split();
+    if (i >= first) out.push_back(cases(case_random, size_for(i)).value());
+  }
+  return out;
+}
+
 FuzzSummary fuzz(const std::vector<Backend*>& backends, const FuzzOptions& options,
                  const std::function<void(int64_t)>& on_case,
                  const std::function<void(const FuzzFailure&)>& on_failure) {

@@ -47,6 +47,10 @@ struct FuzzSummary {
   std::vector<FuzzFailure> failures;
 };
 
+/// Cases first .. first + n - 1 of the stream `fuzz` draws from `seed` (the cases a campaign with
+/// that seed runs, unshrunk): the pytest plugin's --convcheck-fuzz cases (python/).
+std::vector<Case> fuzz_cases(uint64_t seed, int64_t first, int64_t n);
+
 /// Fuzzes `backends` (not owned; each judged against the exact reference). `on_case(done)` is
 /// called after each case (progress); `on_failure` as soon as a failure is shrunk.
 FuzzSummary fuzz(const std::vector<Backend*>& backends, const FuzzOptions& options,

@@ -16,7 +16,10 @@ pkgs=(build-essential cmake ninja-build git python3
       # a one-node Slurm cluster on localhost for the scale-out recipe's test (tests/scale-out/),
       # and PyYAML for the Kubernetes manifests' test
       slurm-wlm munge python3-yaml
-      python3-pip)  # pip download of cuobjdump below
+      python3-pip   # pip download of cuobjdump below
+      # the Python package (README "From Python"): its test makes a venv and builds the module
+      # against Python's headers (numpy, pytest, nanobind, scikit-build-core come from PyPI there)
+      python3-venv python3-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,7 +5,8 @@
 # but `slow`); then the ThreadSanitizer run of the OpenMP backends (scripts/tsan.sh) and 60 seconds
 # of each fuzz target (scripts/fuzz-ci.sh). Skip those two with CONVCHECK_QUICK=1.
 # Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli,
-# fuzz, isa: the CPU-model matrix under qemu-user and the GPU architectures in the fatbinary).
+# fuzz, isa: the CPU-model matrix under qemu-user and the GPU architectures in the fatbinary;
+# python: the Python package installed into build/python-venv and its pytest suite).
 # The `large` label (suites/large.txt: 2^24 elements, 2^31 bytes) is left out:
 # `CONVCHECK_LARGE=1 ctest --test-dir build -L large`; so is `long` (mutation_conformance: every
 # mutant through the whole conformance suite, ~10 minutes): `CONVCHECK_LONG=1 ctest --test-dir build -L long`.
@@ -22,9 +23,10 @@ cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON 
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j "$jobs"
 # Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same
-# code paths) and `slurm` (the recipe's scripts and the cluster, run once above).
+# code paths), `slurm` (the recipe's scripts and the cluster, run once above) and `python` (its
+# package is built by pip, not with the sanitizers; it ran above).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm' ${CTEST_ARGS:-}
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python' ${CTEST_ARGS:-}
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
   bash scripts/tsan.sh

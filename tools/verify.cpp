@@ -16,6 +16,7 @@
 #include "core/limits.h"
 #include "core/npy.h"
 #include "core/problem.h"
+#include "oracle/contracts.h"
 #include "oracle/oracle.h"
 #include "plugins/plugins.h"
 #include "tools/options.h"
@@ -26,86 +27,11 @@ namespace convcheck::cli {
 
 namespace {
 
-// The contract named `name` for results of dtype t; nullopt for an unknown name. `bitwise` is set
-// for "exact".
-std::optional<NumericContract> named_contract(const std::string& name, DType t, bool& bitwise) {
-  bitwise = false;
-  NumericContract k;
-  k.name = name;
-  k.chain = NumericContract::Chain::linear;
-  k.deterministic = true;
-  if (name == "exact") {
-    bitwise = true;
-    k.chain = NumericContract::Chain::exact;
-    return k;
-  }
-  if (name == "i32") {
-    k.name = "i32-wrap";
-    k.chain = NumericContract::Chain::exact;
-    return k;
-  }
-  int acc_bits = 0, in_bits = 0;  // precision of the accumulation and of the operands' conversion
-  if (name == "f32") {
-    acc_bits = in_bits = 24;
-  } else if (name == "tf32") {
-    acc_bits = 24;
-    in_bits = 11;
-  } else if (name == "f16") {
-    acc_bits = in_bits = 11;
-  } else if (name == "bf16") {
-    acc_bits = in_bits = 8;
-  } else if (name == "f64") {
-    acc_bits = in_bits = 53;
-  } else {
-    return std::nullopt;
-  }
-  if (t == DType::i32) return k;  // refused by the caller
-  const int p = float_format(t).precision;
-  k.u_acc = std::ldexp(1.0, -acc_bits);
-  k.u_in = p > in_bits ? std::ldexp(1.0, -in_bits) : 0.0;
-  k.u_out = p < acc_bits ? std::ldexp(1.0, -p) : 0.0;
-  return k;
-}
-
 std::string quote(const std::string& s) {
   if (s.find_first_of(" '\"\\$`") == std::string::npos) return s;
   std::string o = "'";
   for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return o + "'";
-}
-
-struct NamedContract {
-  std::string name;
-  NumericContract contract;
-  bool bitwise = false;
-};
-
-// --contract's comma-separated names (default: the dtype's own); a typo is bad usage before any
-// file is read.
-std::vector<NamedContract> parse_contracts(const po::variables_map& vm, const Problem& p) {
-  const std::string names = vm.count("contract")    ? vm["contract"].as<std::string>()
-                            : p.dtype == DType::f64 ? "f64"
-                            : p.dtype == DType::i32 ? "i32"
-                                                    : "f32";
-  std::vector<NamedContract> contracts;
-  for (std::size_t start = 0; start <= names.size();) {
-    const std::size_t comma = names.find(',', start);
-    NamedContract c;
-    c.name = names.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::optional<NumericContract> k = named_contract(c.name, p.dtype, c.bitwise);
-    if (!k)
-      throw InvalidArgument("--contract " + c.name +
-                            ": expected f32, tf32, f16, bf16, f64, exact or i32 (comma-separated)");
-    if ((p.dtype == DType::i32) != (c.name == "i32") && c.name != "exact")
-      throw InvalidArgument(
-          "--contract " + c.name + " does not apply to " + dtype_name(p.dtype) +
-          " results: " + (p.dtype == DType::i32 ? "use i32 or exact" : "i32 is for int32 only"));
-    c.contract = *k;
-    contracts.push_back(c);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return contracts;
 }
 
 // The two operands the op reads, as `compute` takes them; a third is ignored with a note. Adds
@@ -192,7 +118,8 @@ int cmd_verify(const Args& args) {
   require_memory(p, g, MemoryUse::compute);  // refused before any operand is read (issue 8)
   if (!vm.count("result")) throw InvalidArgument("missing --result FILE");
   const std::string result_path = vm["result"].as<std::string>();
-  const std::vector<NamedContract> contracts = parse_contracts(vm, p);
+  const std::vector<NamedContract> contracts =
+      parse_contracts(vm.count("contract") ? vm["contract"].as<std::string>() : "", p);
 
   OperandFiles in;
   std::string repro = "convcheck verify " + quote(to_string(p));

@@ -7,18 +7,8 @@
 // and ignored with a note on stderr, so a script may pass all three files for every op. The
 // result is a .npy file in the result's storage layout and the problem's dtype.
 //
-// Contracts (the accumulation the result is held to; u_in and u_out follow from the dtype):
-//   f32    f32 accumulation (u_acc 2^-24); f64 operands rounded to f32 on the way in
-//   tf32   TF32 inputs (u_in 2^-11, for f32/f64 data) with f32 accumulation (cuDNN/cuBLAS TF32)
-//   f16    f16 accumulation (u_acc 2^-11)
-//   bf16   bf16 accumulation (u_acc 2^-8)
-//   f64    f64 accumulation (u_acc 2^-53)
-//   exact  the correctly rounded exact value, bit for bit
-//   i32    int32, exact modulo 2^32 (the only contract, besides exact, for i32 problems)
-// The result is always rounded into the dtype once at the end (u_out = the dtype's unit roundoff
-// when it is narrower than the accumulation, else 0); any summation order is allowed (a linear
-// chain of n roundings bounds every order). Default: f32 for f16/bf16/f32, f64 for f64, i32 for
-// i32. Several comma-separated contracts give one record each.
+// Contracts (the accumulation the result is held to; several comma-separated give one record
+// each): the names and numbers are oracle/contracts.h's.
 //
 // Output as `check`: the verdict (pass, fail [compare], mistrusted), the bound usage, the number of
 // elements over their bound and the first offender's logical coordinates; --json prints one object

@@ -1,14 +1,16 @@
 """Shared driver of the worked examples (examples/tensorflow, examples/pytorch): validate a
-framework's convolution kernels with `convcheck verify`.
+framework's convolution kernels with the `convcheck` Python package, in process (README "From
+Python"; no subprocess per case).
 
 For every problem of the chosen suites and two fills it
-  1. writes the operands the op reads with `convcheck operands --fill random` (small integers:
-     every partial sum is exact in f32, so a correct f32 kernel is exact), and, for the `real`
-     fill, replaces them by N(0,1) values rounded into the dtype (same shapes, numpy);
+  1. takes the operands the op reads from the oracle (`convcheck.operands`): the `int` fill is the
+     oracle's `exact` fill (small integers sized so that every partial sum is exact in f32, so a
+     correct f32 kernel is exact), `real` is N(0,1) rounded into the dtype;
   2. asks the framework adapter (`compute(problem, operands)`) for the result, in the problem's
      dtype and format; an exception is a refusal, recorded with its message;
-  3. judges the result with `convcheck verify --json` under the contracts the adapter names;
-  4. compares refusals with convcheck's TF-admission report (`tf_admission.cpu`).
+  3. judges the result with `convcheck.judge` (what `convcheck verify` does) under the contracts
+     the adapter names;
+  4. compares refusals with convcheck's TF-admission report (`convcheck.tf_admission`).
 and writes results.jsonl, summary.json and summary.md.
 
 A framework adapter is a module-level object with
@@ -17,6 +19,7 @@ A framework adapter is a module-level object with
     admission_expected(problem) -> str or None               (what convcheck's admission means here)
     compute(problem, operands: dict role -> np.ndarray) -> np.ndarray   (raises to refuse)
     version: str
+bf16 operands and results are their uint16 bit patterns (as in convcheck's .npy files).
 """
 
 import argparse
@@ -24,41 +27,39 @@ import collections
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
-ROLES_READ = {
-    "conv2d": ("input", "filter"),
-    "depthwise_conv2d": ("input", "filter"),
-    "conv2d_backprop_input": ("filter", "out_backprop"),
-    "conv2d_transpose": ("filter", "out_backprop"),
-    "depthwise_conv2d_backprop_input": ("filter", "out_backprop"),
-    "conv2d_backprop_filter": ("input", "out_backprop"),
-    "depthwise_conv2d_backprop_filter": ("input", "out_backprop"),
-}
-FLAG = {"input": "--input", "filter": "--filter", "out_backprop": "--out-backprop"}
+try:
+    import convcheck
+except ImportError:  # pragma: no cover - said once, with the fix
+    sys.exit("convcheck_frameworks: the convcheck package is not installed in this Python "
+             "(from the repository root: pip install .)")
+
+# The driver's fill names (kept in results.jsonl) -> the oracle's fills.
+FILLS = {"int": "exact", "real": "real"}
 
 
 class Problem:
-    """A convcheck descriptor, parsed (design §2)."""
+    """The fields the adapters use, read from a convcheck.Problem (the one descriptor parser)."""
 
     def __init__(self, descriptor):
-        self.descriptor = descriptor
-        op, _, rest = descriptor.partition(":")
-        self.op = op
-        kv = dict(item.split("=", 1) for item in rest.split(",") if item)
-        self.n, self.h, self.w, self.c = (int(x) for x in kv["input"].split("x"))
-        self.kh, self.kw, self.fin, self.fout = (int(x) for x in kv["filter"].split("x"))
-        self.sh, self.sw = (int(x) for x in kv.get("stride", "1x1").split("x"))
-        self.dh, self.dw = (int(x) for x in kv.get("dilation", "1x1").split("x"))
-        pad = kv.get("padding", "VALID")
+        cp = descriptor if isinstance(descriptor, convcheck.Problem) else convcheck.Problem(descriptor)
+        cp.validate()
+        self.checked = cp
+        self.descriptor = str(cp)
+        self.op = cp.op
+        self.n, self.h, self.w, self.c = cp.input
+        self.kh, self.kw, self.fin, self.fout = cp.filter
+        self.sh, self.sw = cp.stride
+        self.dh, self.dw = cp.dilation
+        pad = cp.padding
         self.padding = pad if pad in ("VALID", "SAME") else tuple(int(x) for x in pad.split(":"))
-        self.format = kv.get("format", "NHWC")
-        self.dtype = kv.get("dtype", "f32")
+        self.format = cp.format
+        self.dtype = cp.dtype
+        self.reads = tuple(cp.reads)
 
     @property
     def depthwise(self):
@@ -81,54 +82,21 @@ class Problem:
         return self.c if self.depthwise else self.c // self.fin
 
 
-def round_to_bf16_bits(x):
-    """float32 array -> bfloat16 bit patterns (uint16), round to nearest even."""
-    u = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    return u.astype(np.uint16)
-
-
-def bf16_bits_to_f32(bits):
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-
-
-def real_fill(shape, dtype, rng):
-    x = rng.standard_normal(shape)
-    if dtype == "f16":
-        return x.astype(np.float16)
-    if dtype == "bf16":
-        return round_to_bf16_bits(x.astype(np.float32))
-    if dtype == "f32":
-        return x.astype(np.float32)
-    if dtype == "f64":
-        return x.astype(np.float64)
-    return rng.integers(-2**31, 2**31, size=shape, dtype=np.int64).astype(np.int32)
+def bits(a, dtype):
+    """bf16 arrays as their uint16 bits (what the adapters take and give)."""
+    a = np.asarray(a)
+    return a.view(np.uint16) if dtype == "bf16" and a.dtype != np.uint16 else a
 
 
 def read_suite(path, every=1, limit=None):
-    entries = []
-    with open(path) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            words = line.split()
-            tag = words[words.index("--tag") + 1] if "--tag" in words else ""
-            entries.append((words[0], tag))
+    """The suite's lines as (problem, tag) (convcheck.suite plans one case per fill of a line)."""
+    entries, seen = [], set()
+    for case in convcheck.suite(path):
+        if case.line not in seen:
+            seen.add(case.line)
+            entries.append((case.problem, case.tag))
     entries = entries[::every]
     return entries[:limit] if limit else entries
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def canonical(convcheck, descriptor, workdir):
-    """convcheck's canonical descriptor (every key), via `operands` which also validates."""
-    r = run([convcheck, "operands", descriptor, "--fill", "random", "--seed", "1", "--dir", workdir])
-    if r.returncode != 0:
-        raise ValueError(r.stderr.strip())
-    return r
 
 
 def first_line(text, limit=300):
@@ -142,19 +110,8 @@ def first_line(text, limit=300):
     return line[:limit]
 
 
-def admission_of(convcheck, descriptor):
-    """convcheck's TF-admission report for a problem (`check --json`, reference backend, ramp)."""
-    r = run([convcheck, "check", descriptor, "--backends", "reference", "--fill", "ramp",
-             "--json"])
-    try:
-        return json.loads(r.stdout)["tf_admission"]
-    except (ValueError, KeyError):
-        return {"cpu": {"kind": "?", "message": r.stderr.strip()}, "gpu": {"kind": "?"}}
-
-
 def validate(adapter, argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--convcheck", default="build/convcheck")
     ap.add_argument("--suites", default="suites")
     ap.add_argument("--conformance-every", type=int, default=3,
                     help="take every K-th problem of suites/conformance.txt (0: none)")
@@ -165,7 +122,6 @@ def validate(adapter, argv=None):
                     help="only this descriptor (repeatable): reruns one finding")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    convcheck = os.path.abspath(args.convcheck)
 
     problems = [("tf_tests", d, t) for d, t in
                 read_suite(os.path.join(args.suites, "tf_tests.txt"), 1, args.limit)]
@@ -176,6 +132,9 @@ def validate(adapter, argv=None):
     if args.problem:
         problems = [("cli", d, "") for d in args.problem]
     fills = args.fills.split(",")
+    unknown = [f for f in fills if f not in FILLS]
+    if unknown:
+        ap.error("--fills: unknown " + ", ".join(unknown) + " (expected int, real)")
     print(f"{adapter.name} {adapter.version}: {len(problems)} problems x {len(fills)} fills",
           flush=True)
 
@@ -183,57 +142,41 @@ def validate(adapter, argv=None):
     t0 = time.time()
     out_jsonl = open(os.path.join(args.out, "results.jsonl"), "w")
     for index, (suite, descriptor, tag) in enumerate(problems):
-        with tempfile.TemporaryDirectory() as work:
-            try:
-                canonical(convcheck, descriptor, work)
-            except ValueError as e:
-                print(f"skip {descriptor}: {e}")
-                continue
+        try:
             p = Problem(descriptor)
-            roles = ROLES_READ[p.op]
-            base = {r: np.load(os.path.join(work, r + ".npy")) for r in roles}
-            for fill in fills:
-                rec = {"suite": suite, "problem": descriptor, "tag": tag, "fill": fill,
-                       "op": p.op, "dtype": p.dtype, "format": p.format}
-                if fill == "real":
-                    rng = np.random.default_rng(1000 + index)
-                    ops = {r: real_fill(base[r].shape, p.dtype, rng) for r in roles}
-                    for r in roles:
-                        np.save(os.path.join(work, r + ".npy"), ops[r])
-                else:
-                    ops = base
-                try:
-                    result = adapter.compute(p, ops)
-                    rec["framework"] = "ran"
-                    if hasattr(adapter, "expressed"):  # how the framework expressed the problem
-                        rec["expressed"] = adapter.expressed.get(descriptor)
-                except Exception as e:  # the framework refused (or crashed in Python)
-                    rec["framework"] = "refused"
-                    rec["error"] = f"{type(e).__name__}: {first_line(e)}"
-                    rec["admission"] = admission_of(convcheck, descriptor)
-                    records.append(rec)
-                    out_jsonl.write(json.dumps(rec) + "\n")
-                    continue
-                res_path = os.path.join(work, "result.npy")
-                np.save(res_path, result)
-                cmd = [convcheck, "verify", descriptor, "--result", res_path,
-                       "--contract", adapter.contracts(p), "--json"]
-                for r in roles:
-                    cmd += [FLAG[r], os.path.join(work, r + ".npy")]
-                v = run(cmd)
-                if v.returncode in (0, 1):
-                    j = json.loads(v.stdout)
-                    rec["admission"] = j["tf_admission"]
-                    rec["verify"] = [{"contract": b["backend"].split(":", 1)[1],
-                                      "verdict": b["verdict"], "check": b["check"],
-                                      "bound_usage": b["bound_usage"],
-                                      "mismatches": b["mismatches"], "reason": b["reason"]}
-                                     for b in j["backends"]]
-                else:
-                    rec["verify_error"] = v.stderr.strip()
-                    rec["admission"] = admission_of(convcheck, descriptor)
+        except ValueError as e:
+            print(f"skip {descriptor}: {e}")
+            continue
+        descriptor = str(descriptor)
+        admission = convcheck.tf_admission(p.checked)
+        contracts = adapter.contracts(p)
+        for fill in fills:
+            rec = {"suite": suite, "problem": descriptor, "tag": tag, "fill": fill,
+                   "op": p.op, "dtype": p.dtype, "format": p.format, "admission": admission}
+            ops = convcheck.operands(p.checked, FILLS[fill], 1000 + index,
+                                     contract=contracts.split(",")[0])
+            try:
+                result = adapter.compute(p, {r: bits(a, p.dtype) for r, a in ops.items()})
+                rec["framework"] = "ran"
+                if hasattr(adapter, "expressed"):  # how the framework expressed the problem
+                    rec["expressed"] = adapter.expressed.get(descriptor)
+            except Exception as e:  # the framework refused (or crashed in Python)
+                rec["framework"] = "refused"
+                rec["error"] = f"{type(e).__name__}: {first_line(e)}"
                 records.append(rec)
                 out_jsonl.write(json.dumps(rec) + "\n")
+                continue
+            try:
+                verdicts = convcheck.judge(p.checked, ops, bits(result, p.dtype), contract=contracts)
+                verdicts = verdicts if isinstance(verdicts, list) else [verdicts]
+                rec["verify"] = [{"contract": v.backend.split(":", 1)[1], "verdict": v.verdict,
+                                  "check": v.check, "bound_usage": v.bound_usage,
+                                  "mismatches": v.mismatches, "reason": v.reason}
+                                 for v in verdicts]
+            except ValueError as e:  # a result that does not fit the problem (shape, dtype)
+                rec["verify_error"] = str(e)
+            records.append(rec)
+            out_jsonl.write(json.dumps(rec) + "\n")
         if (index + 1) % 50 == 0:
             print(f"  {index + 1}/{len(problems)} problems, {time.time() - t0:.0f} s", flush=True)
     out_jsonl.close()

@@ -1,8 +1,8 @@
-"""Validate PyTorch's CPU convolution kernels on TF's semantics with `convcheck verify` (issue 7).
+"""Validate PyTorch's CPU convolution kernels on TF's semantics with the convcheck package (issues 7, 17).
 
 The same problems and fills as examples/tensorflow (suites/tf_tests.txt and a slice of
-suites/conformance.txt), computed with PyTorch (Debian's python3-torch) and judged by
-`convcheck verify`. What PyTorch can express of TF's semantics, and how:
+suites/conformance.txt), computed with PyTorch (Debian's python3-torch) and judged in process by
+convcheck.judge (`convcheck verify`'s logic). What PyTorch can express of TF's semantics, and how:
   - PyTorch is NCHW with OIHW weights: NHWC operands are permuted in and the result permuted back;
     HWIO filters become OIHW, depthwise RSCM [KH,KW,C,M] becomes a grouped conv (groups = C) with
     weight [C*M, 1, KH, KW], output channel c*M + m, TF's order;
@@ -15,7 +15,7 @@ suites/conformance.txt), computed with PyTorch (Debian's python3-torch) and judg
 PyTorch refusals (no f16 or int32 convolution on the CPU, ...) are recorded; TF's admission
 report does not apply to PyTorch and is not compared.
 
-    /usr/bin/python3 validate_torch.py --convcheck build/convcheck --out OUT     (see run.sh)
+    python validate_torch.py --out OUT     (see run.sh)
 """
 
 import os

@@ -1,13 +1,14 @@
-"""Validate TensorFlow's own CPU convolution kernels with `convcheck verify` (issue 7).
+"""Validate TensorFlow's own CPU convolution kernels with the convcheck package (issues 7, 17).
 
 For the problems of suites/tf_tests.txt and a slice of suites/conformance.txt, in each problem's
 dtype and format, it runs
     Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, tf.nn.conv2d_transpose,
     DepthwiseConv2dNative, DepthwiseConv2dNativeBackpropInput, DepthwiseConv2dNativeBackpropFilter
-(tf.raw_ops, eager, on the CPU) on operands written by `convcheck operands`, judges each result
-with `convcheck verify`, and compares TF's refusals with convcheck's TF-admission report.
+(tf.raw_ops, eager, on the CPU) on the oracle's operands (convcheck.operands), judges each result
+with convcheck.judge (`convcheck verify`'s logic, in process), and compares TF's refusals with
+convcheck's TF-admission report.
 
-    python validate_tf.py --convcheck build/convcheck --out OUT      (see run.sh)
+    python validate_tf.py --out OUT      (see run.sh)
 """
 
 import os

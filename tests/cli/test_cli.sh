@@ -76,10 +76,32 @@ npy f64.npy "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 
 bad "dtype f64 ('<f8'), expected f32 ('<f4')" f64.npy
 npy shape.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 1, 1), }" 24
 bad "has shape [2, 3, 1, 1], expected [2, 2, 1, 1] (HWIO)" shape.npy
-npy big.npy "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 16
-bad "big-endian" big.npy
-npy fortran.npy "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2, 1, 1), }" 16
-bad "fortran" fortran.npy
+# What np.save writes for a big-endian or a transposed (Fortran-order) array is read by value
+# (issue 17): the ramp filter [[1, 2], [3, 4]] written four ways gives TF's dx every time.
+npyd() {  # npyd NAME HEADER-DICT PRINTF-DATA: like npy, with the data given as printf escapes
+  local dict=$2 len
+  len=$(( ${#dict} + 1 ))
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((len % 256)))\\x$(printf %02x $((len / 256)))";
+    printf '%s\n' "$dict"; printf "$3"; } >"$T/$1"
+}
+one='\x00\x00\x80\x3f' two='\x00\x00\x00\x40' three='\x00\x00\x40\x40' four='\x00\x00\x80\x40'
+One='\x3f\x80\x00\x00' Two='\x40\x00\x00\x00' Three='\x40\x40\x00\x00' Four='\x40\x80\x00\x00'
+npyd le_c.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" "$one$two$three$four"
+npyd le_f.npy "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2, 1, 1), }" "$one$three$two$four"
+npyd be_c.npy "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" "$One$Two$Three$Four"
+npyd be_f.npy "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 2, 1, 1), }" "$One$Three$Two$Four"
+for f in le_c le_f be_c be_f; do
+  expect 0 "wrote $T/dx_$f.npy" -- compute "$BI" --backend reference --filter "$T/$f.npy" \
+    --out-backprop "$T/out_backprop.npy" --output "$T/dx_$f.npy"
+  values=$("$CC" inspect "$T/dx_$f.npy" --all | tail -n +3 | tr -s ' \n' ' ')
+  if [ "$values" = " 1 4 4 3 10 8 " ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: dx from $f.npy: '$values', want 1 4 4 3 10 8"; fi
+  # Written back C-order little-endian, whatever was read.
+  if head -c 128 "$T/dx_$f.npy" | grep -aq "'descr': '<f4', 'fortran_order': False"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: dx_$f.npy not written '<f4' C order"; fi
+done
+npy native.npy "{'descr': '=f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 16
+bad "byte order '='" native.npy
 npy dict.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1)" 16
 bad "header" dict.npy
 npy trail.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 20
