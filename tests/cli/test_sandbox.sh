@@ -107,11 +107,13 @@ record() {  # record DIR FIELD: the first record's field
 }
 
 # What the default sandbox applies here (convcheck list), for the skips.
-active=$("$CC" list 2>/dev/null | sed -n 's/^plugin sandbox: //p')
+listing=$("$CC" list 2>/dev/null)
+active=$(sed -n 's/^plugin sandbox: //p' <<<"$listing")
+why_not=$(sed -n 's/^  \([a-z_]* unavailable: .*\)/\1/p' <<<"$listing" | tr '\n' ';')
 needs() {  # needs PROTECTION: skip the case unless the default sandbox applies it
   local a=${active%%; not active*}
   if [[ " $a " != *" $1 "* ]]; then
-    echo "SKIP [$CASE]: this machine's plugin sandbox lacks $1 ($active)"
+    echo "SKIP [$CASE]: this machine's plugin sandbox lacks $1 ($active) ${why_not}"
     exit 77
   fi
 }
