@@ -134,6 +134,16 @@ uint32_t planned(Mode m) {
   return mask;
 }
 
+std::vector<std::pair<std::string, std::string>> missing_here() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (Mode m : {Mode::strict, Mode::basic})
+    if (std::string why = unavailable_reason(m); !why.empty()) out.emplace_back(mode_name(m), why);
+  if (capabilities().sanitizer)
+    out.emplace_back("address_space_limit",
+                     "a sanitizer build: its shadow memory reserves terabytes of address space");
+  return out;
+}
+
 std::vector<std::string> names(uint32_t mask) {
   std::vector<std::string> out;
   for (const ProtectionInfo& p : protections())

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace convcheck::plugin_sandbox {
@@ -74,6 +75,10 @@ std::string unavailable_reason(Mode m);
 uint32_t planned(Mode m);
 /// The Landlock ABI that scopes signals and abstract sockets (kernel 6.12).
 constexpr int kLandlockScopeAbi = 6;
+
+/// Why what is missing here is missing: ("strict", why) and ("basic", why) for an unavailable
+/// mode, ("address_space_limit", why) in a sanitizer build. For `list` and run.json.
+std::vector<std::pair<std::string, std::string>> missing_here();
 
 /// "strict: own_session, ..., landlock_scope; missing: ..." for `list` and messages.
 std::string describe(Mode m, uint32_t active);

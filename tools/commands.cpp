@@ -299,9 +299,8 @@ int cmd_list(const Args& args) {
     namespace sb = plugin_sandbox;
     const sb::Mode m = plugin_sandbox_mode();
     std::cout << "plugin sandbox: " << sb::describe(m, sb::planned(m)) << "\n";
-    for (sb::Mode other : {sb::Mode::strict, sb::Mode::basic})
-      if (const std::string why = sb::unavailable_reason(other); !why.empty())
-        std::cout << "  " << sb::mode_name(other) << " unavailable: " << why << "\n";
+    for (const auto& [what, why] : sb::missing_here())
+      std::cout << "  " << what << " unavailable: " << why << "\n";
   }
   std::cout << "optimized kernels: " << opt::isa_summary() << "\n";
   const SuitesDir suites = suites_location();

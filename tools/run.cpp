@@ -599,9 +599,7 @@ void record_environment(RunPlan& plan) {
     s["not_active"] = json::Value::array();
     for (const sb::ProtectionInfo& p : sb::protections())
       s[(active & p.bit) ? "active" : "not_active"].push_back(p.name);
-    for (sb::Mode other : {sb::Mode::strict, sb::Mode::basic})
-      if (const std::string why = sb::unavailable_reason(other); !why.empty())
-        s[std::string(sb::mode_name(other)) + "_unavailable"] = why;
+    for (const auto& [what, why] : sb::missing_here()) s[what + "_unavailable"] = why;
     info.environment["plugin_sandbox"] = s;
   }
 }
