@@ -33,6 +33,12 @@ const std::vector<CoverageClass>& coverage_classes() {
       {"groups_gt_1", "grouped convolution (C / Cf > 1)"},
       {"multiplier_gt_1", "depthwise multiplier > 1"},
       {"empty", "an empty tensor (an operand or the result has no elements)"},
+      {"batch_gt_1", "a batch of more than one image"},
+      {"channel_tail",
+       "a channel count (input or output) not a multiple of 16: a vector kernel's tail"},
+      {"output_remainder",
+       "input rows or columns past the last window (the padded extent minus the filter's is not a "
+       "multiple of the stride): read by no output"},
       {"nchw", "NCHW format"},
       {"dtype_f16", "dtype f16"},
       {"dtype_bf16", "dtype bf16"},
@@ -73,6 +79,12 @@ std::vector<std::string> classes_of(const Problem& p) {
   if (role_elements(g, Role::input) == 0 || role_elements(g, Role::filter) == 0 ||
       role_elements(g, Role::out_backprop) == 0)
     out.push_back("empty");
+  if (g.N > 1) out.push_back("batch_gt_1");
+  if (g.C % 16 != 0 || g.O % 16 != 0) out.push_back("channel_tail");
+  const int64_t rest_h = g.H + g.pad_top + g.pad_bottom - g.eff_h;
+  const int64_t rest_w = g.W + g.pad_left + g.pad_right - g.eff_w;
+  if ((rest_h >= 0 && rest_h % g.sh != 0) || (rest_w >= 0 && rest_w % g.sw != 0))
+    out.push_back("output_remainder");
   if (p.format == Format::NCHW) out.push_back("nchw");
   out.push_back(std::string("dtype_") + dtype_name(p.dtype));
   return out;

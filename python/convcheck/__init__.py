@@ -224,7 +224,8 @@ def operands(problem, fill="exact", seed=1, contract=None):
 
 
 def compute(problem, operands, backend="reference"):
-    """The result of a registered backend (reference, optimized, mutant:NAME) on the operands
+    """The result of a registered backend (backends(): reference, optimized, onednn, eigen,
+    mutant:NAME; gpu and cudnn raise with the reason in a package built without CUDA) on the operands
     (numpy or DLPack arrays: PyTorch, JAX; device arrays are copied to the host)."""
     p = _problem(problem)
     return _from_raw(_cc.compute(p, _raw_dict(operands, p), backend), p.dtype)

@@ -34,12 +34,14 @@
 #include <utility>
 #include <vector>
 
+#include "comparators/comparators.h"
 #include "core/admission.h"
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/problem.h"
 #include "core/suite.h"
 #include "core/tensor.h"
+#include "gpu/gpu.h"
 #include "mutants/mutants.h"
 #include "optimized/optimized.h"
 #include "oracle/contracts.h"
@@ -405,8 +407,15 @@ NB_MODULE(_convcheck, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+  // The command line's backends but plugins (a Python kernel is `fn` itself): the comparators run
+  // in process; gpu and cudnn are listed unavailable, with the reason, in a package built without
+  // CUDA (pyproject.toml).
   register_reference_backend(Registry::instance());
   register_optimized_backend(Registry::instance());
+  register_onednn_backend(Registry::instance());
+  register_eigen_backend(Registry::instance());
+  register_gpu_backend(Registry::instance());
+  register_cudnn_backend(Registry::instance());
   register_mutant_backends(Registry::instance());
 
   nb::class_<Problem>(m, "Problem")

@@ -109,6 +109,25 @@ def test_compute_backends_agree_and_judge_passes():
         convcheck.compute(p, ops, backend="nope")
 
 
+def test_compute_runs_the_comparators_and_names_unavailable_backends():
+    # Every backend the command line registers but plugins: the comparators in process (each
+    # judged under its own contract's tolerance by f32's bound here: a sum of 27 terms), and a
+    # backend this build lacks refused with the reason, never a silent result.
+    p = convcheck.Problem(BPI)
+    ops = convcheck.operands(p, "real", 5)
+    names = convcheck.backends()
+    for name in ("reference", "optimized", "onednn", "eigen", "gpu", "cudnn"):
+        assert name in names, name
+    assert convcheck.judge(p, ops, convcheck.compute(p, ops, backend="eigen")).verdict == "pass"
+    for name in ("onednn", "gpu", "cudnn"):
+        try:
+            result = convcheck.compute(p, ops, backend=name)
+        except ValueError as e:
+            assert "unavailable" in str(e) or "cannot implement" in str(e), str(e)
+        else:
+            assert convcheck.judge(p, ops, result).verdict == "pass", name
+
+
 def test_judge_several_contracts_and_mistrusted():
     p = convcheck.Problem(BPI)
     ops = convcheck.operands(p, "exact", 1)
