@@ -36,8 +36,9 @@
 #include "properties/fuzz.h"
 #include "reference/reference.h"
 #include "reports/results.h"
-#include "tools/options.h"
 #include "reports/summary.h"
+#include "tools/in_process_backends.h"
+#include "tools/options.h"
 #include "tools/verify.h"
 
 namespace po = boost::program_options;
@@ -242,13 +243,7 @@ void register_builtin_backends() {
   static bool done = false;
   if (done) return;
   done = true;
-  register_reference_backend(Registry::instance());
-  register_optimized_backend(Registry::instance());
-  register_onednn_backend(Registry::instance());
-  register_eigen_backend(Registry::instance());
-  register_gpu_backend(Registry::instance());
-  register_cudnn_backend(Registry::instance());
-  register_mutant_backends(Registry::instance());
+  register_in_process_backends(Registry::instance());
   register_plugin_backends(Registry::instance());
 }
 

@@ -115,16 +115,17 @@ int report_merge_cmd(const Args& args) {
     return s;
   };
   std::vector<json::Value> other_environments;
-  std::vector<std::string> incomplete;  // "K/N (DIR: R of P pairs)"
+  std::vector<std::string> incomplete, incomplete_why;  // "K/N", "K/N (DIR: R of P pairs)"
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     reports::RunDir run = reports::read_run_dir(dirs[i]);
     const int64_t recorded = static_cast<int64_t>(run.records.size());
     if (!reports::is_complete(run.info, recorded)) {
       const int64_t planned =
           run.info.planned_cases() * static_cast<int64_t>(run.info.backends.size());
-      incomplete.push_back(reports::to_string(run.info.shard) + " (" + dirs[i] + ": " +
-                           std::to_string(recorded) + " of " + std::to_string(planned) + " pairs" +
-                           (run.info.interrupted ? ", interrupted" : "") + ")");
+      incomplete.push_back(reports::to_string(run.info.shard));
+      incomplete_why.push_back(incomplete.back() + " (" + dirs[i] + ": " +
+                               std::to_string(recorded) + " of " + std::to_string(planned) +
+                               " pairs" + (run.info.interrupted ? ", interrupted" : "") + ")");
     }
     if (run.truncated_tail)
       std::cerr << "report merge: " << dirs[i] << "/results.jsonl: last line cut short; ignored\n";
@@ -188,7 +189,7 @@ int report_merge_cmd(const Args& args) {
     if (!missing.empty())
       what += "shard" + std::string(missing.size() > 1 ? "s " : " ") + list(missing) + " missing";
     if (!incomplete.empty())
-      what += (what.empty() ? "" : "; ") + std::string("incomplete: ") + list(incomplete);
+      what += (what.empty() ? "" : "; ") + std::string("incomplete: ") + list(incomplete_why);
     if (!vm.count("allow-partial"))
       throw InvalidArgument("report merge: " + what +
                             ". Merge every shard of the run once each has completed (a shard "
@@ -198,8 +199,7 @@ int report_merge_cmd(const Args& args) {
               << "; the report is marked incomplete (--allow-partial)\n";
     merged.partial = true;
     merged.missing_shards = missing;
-    for (const std::string& x : incomplete)
-      merged.incomplete_shards.push_back(x.substr(0, x.find(' ')));
+    merged.incomplete_shards = incomplete;
   }
   if (whole) {
     merged.shard = reports::Shard{};

@@ -51,6 +51,7 @@
 #include "reference/reference.h"
 #include "reports/results.h"
 #include "reports/summary.h"
+#include "tools/in_process_backends.h"
 
 namespace nb = nanobind;
 using namespace convcheck;
@@ -407,16 +408,8 @@ NB_MODULE(_convcheck, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
-  // The command line's backends but plugins (a Python kernel is `fn` itself): the comparators run
-  // in process; gpu and cudnn are listed unavailable, with the reason, in a package built without
-  // CUDA (pyproject.toml).
-  register_reference_backend(Registry::instance());
-  register_optimized_backend(Registry::instance());
-  register_onednn_backend(Registry::instance());
-  register_eigen_backend(Registry::instance());
-  register_gpu_backend(Registry::instance());
-  register_cudnn_backend(Registry::instance());
-  register_mutant_backends(Registry::instance());
+  // The command line's backends but plugins; the package is built without CUDA (pyproject.toml).
+  register_in_process_backends(Registry::instance());
 
   nb::class_<Problem>(m, "Problem")
       .def("__init__",
