@@ -26,12 +26,13 @@ namespace convcheck::opt {
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2. Inside a block, the tiles of one
 // out_backprop panel (group and NR channels; every tap and q, fewer when their filter tiles would
-// not fit half of L2) form a run. With several taps and out_backprop wider than a panel, a run
-// walks the block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart
-// first: read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for
-// 256 or 512 channels), which maps them to a few L1 sets, so every tile streamed them from L2 (the
-// bound of AVX2's narrow 16-column tiles). A kernel call continues its tile's sum from memory, so
-// blocks, runs and sub-blocks do not change the arithmetic.
+// not fit half of L2) form a run. With several taps, out_backprop wider than a panel and a panel
+// one cache line per pixel (AVX2), a run walks the block in sub-blocks of rows whose panel slice
+// sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
+// channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
+// every tile streamed them from L2 (the bound of AVX2's narrow 16-column tiles). A kernel call
+// continues its tile's sum from memory, so blocks, runs and sub-blocks do not change the
+// arithmetic.
 //
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
@@ -194,9 +195,14 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // ResNet's 3x3 layers with AVX2).
   const int64_t per_pixel = P.NR * elem + kLine;
   P.sub_rows = std::max<int64_t>(1, cache.l1d * 3 / 2 / per_pixel / g.OW);
-  // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
-  // it; a sub-block's slice too large for L2 (a row of millions of columns) is read in place.
-  P.pack = taps > 1 && g.O > P.NR && P.sub_rows * g.OW * P.NR * elem <= cache.l2;
+  // Packing pays only where a panel is narrower than out_backprop's pixel, several taps reuse it,
+  // and the panel's share of a pixel is one cache line (AVX2's 16 floats or 8 doubles: a lone
+  // line every 1-2 KiB is what lands in few L1 sets). AVX-512's 64-float panels read 4 adjacent
+  // lines per pixel and measured 4-10 % slower packed (ResNet conv3/conv4, DCGAN g4, 2 threads,
+  // 2026-11-25). A sub-block's slice too large for L2 (a row of millions of columns) is read in
+  // place.
+  P.pack =
+      taps > 1 && g.O > P.NR && P.NR * elem <= kLine && P.sub_rows * g.OW * P.NR * elem <= cache.l2;
   // Unpacked, the slice is out_backprop itself: sub-blocks would only add calls (a panel as wide
   // as out_backprop, AVX-512's 64 columns on a 64-channel layer, already ran at 96 % of peak).
   if (!P.pack) P.sub_rows = P.block_rows;

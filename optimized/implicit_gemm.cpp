@@ -12,6 +12,10 @@
 //    source rows (out_backprop for backprop input) are read from memory once per group, not once
 //    per panel. When the whole filter fits (a 1x1 or small 3x3 layer) that is once per call: a
 //    plain packed GEMM with each out_backprop panel reused across all result channels.
+//  - a block's row pointers (result rows, source rows per tap) are worked out once and reused by
+//    every panel and chunk: worked out per tile call they cost AVX2's 6 x 16 tiles about 10 %
+//    (four panels on a 64-channel layer; measured 2026-11-25, backprop input 0.83-0.88 -> 0.92-1.0
+//    of oneDNN on ResNet's layers, 1 thread).
 // A tile's first chunk stores, later chunks add: each result element is the sum of its chunk sums
 // in reduction order. Only the chunks change the arithmetic, and they depend on the problem and
 // the cache sizes alone.
@@ -121,66 +125,71 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 #else
     const int tid = 0, nt = 1;
 #endif
-    std::vector<const T*> a(static_cast<std::size_t>(MR * std::min(max_taps, chunk_taps) + MR));
-    std::vector<T*> c(static_cast<std::size_t>(MR));
+    // A block's row pointers, worked out once per block and reused by every panel and chunk:
+    // result rows [tile][MR], source rows [tile][tap][MR] at k = 0 (a padding tap: zeros).
+    std::vector<T*> c(static_cast<std::size_t>(tiles_per_block * MR));
+    std::vector<const T*> a(static_cast<std::size_t>(tiles_per_block * max_taps * MR));
     std::vector<int64_t> pn(MR), pu(MR), pv(MR);
     for (std::size_t i = 0; i < nph; ++i) {
       const Phase& ph = p.phases[i];
       const int64_t M = p.N * ph.rows * ph.cols;
       if (M == 0) continue;
       const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
+      const int64_t taps = ntaps[i];
       const int64_t tiles = (M + MR - 1) / MR;
       int64_t t0, t1;
       split_range(tiles, nt, tid, &t0, &t1);
-      const int64_t tap_groups = std::max<int64_t>(1, (ntaps[i] + chunk_taps - 1) / chunk_taps);
+      const int64_t tap_groups = std::max<int64_t>(1, (taps + chunk_taps - 1) / chunk_taps);
       for (int64_t g = 0; g < p.groups; ++g) {
         const T* src_g = p.src + g * p.kc;
         for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
+            for (int64_t t = tb; t < te; ++t) {
+              const int64_t m0 = t * MR, mr = std::min(MR, M - m0);
+              T** ct = c.data() + (t - tb) * MR;
+              const T** at = a.data() + (t - tb) * taps * MR;
+              for (int64_t m = 0; m < MR; ++m) {
+                const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
+                pn[m] = pix / (ph.rows * ph.cols);
+                pu[m] = pix / ph.cols % ph.rows;
+                pv[m] = pix % ph.cols;
+                ct[m] = p.result +
+                        ((pn[m] * p.res_h + ph.row0 + pu[m] * ph.row_step) * p.res_w + ph.col0 +
+                         pv[m] * ph.col_step) *
+                            p.res_c +
+                        g * p.cols;
+              }
+              for (int64_t tt = 0; tt < taps; ++tt) {
+                const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
+                for (int64_t m = 0; m < MR; ++m) {
+                  const int64_t sr = pu[m] * ph.src_row_step + ro;
+                  const int64_t sc = pv[m] * ph.src_col_step + co;
+                  at[tt * MR + m] = (sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
+                                        ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
+                                        : zeros.data();
+                }
+              }
+            }
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
-              const int64_t col0 = g * p.cols + nb * NR;
               IgemmTile<T> tile;
               tile.nr = std::min(NR, p.cols - nb * NR);
+              tile.c_off = nb * NR;
               for (int64_t ch = 0; ch < tap_groups * slices; ++ch) {
                 const int64_t tap0 = ch / slices * chunk_taps;
-                const int64_t tap1 = std::min(ntaps[i], tap0 + chunk_taps);
+                const int64_t tap1 = std::min(taps, tap0 + chunk_taps);
                 const int64_t k0 = ch % slices * slice_k;
                 tile.taps = tap1 - tap0;
                 tile.kc = std::min(slice_k, p.kc - k0);
+                tile.a_off = k0;
                 tile.b = panel + (tap0 * p.kc + k0) * NR;
                 tile.accumulate = ch > 0;
                 for (int64_t t = tb; t < te; ++t) {
-                  const int64_t m0 = t * MR;
-                  const int64_t mr = std::min(MR, M - m0);
-                  for (int64_t m = 0; m < MR; ++m) {
-                    const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
-                    pn[m] = pix / (ph.rows * ph.cols);
-                    pu[m] = pix / ph.cols % ph.rows;
-                    pv[m] = pix % ph.cols;
-                    c[m] = p.result +
-                           ((pn[m] * p.res_h + ph.row0 + pu[m] * ph.row_step) * p.res_w + ph.col0 +
-                            pv[m] * ph.col_step) *
-                               p.res_c +
-                           col0;
-                  }
-                  for (int64_t tt = tap0; tt < tap1; ++tt) {
-                    const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
-                    for (int64_t m = 0; m < MR; ++m) {
-                      const int64_t sr = pu[m] * ph.src_row_step + ro;
-                      const int64_t sc = pv[m] * ph.src_col_step + co;
-                      a[(tt - tap0) * MR + m] =
-                          ((sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
-                               ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
-                               : zeros.data()) +
-                          k0;
-                    }
-                  }
-                  tile.a = a.data();
-                  tile.c = c.data();
-                  tile.mr = mr;
+                  tile.a = a.data() + ((t - tb) * taps + tap0) * MR;
+                  tile.c = c.data() + (t - tb) * MR;
+                  tile.mr = std::min(MR, M - t * MR);
                   kernel(tile);
                 }
               }

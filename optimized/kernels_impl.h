@@ -25,7 +25,7 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
   for (int64_t t = 0; t < p.taps; ++t) {
     const T* a[MR];
 #pragma GCC unroll 64
-    for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m];
+    for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m] + p.a_off;
     for (int64_t k = 0; k < p.kc; ++k) {
       V bv[NV];
 #pragma GCC unroll 64
@@ -42,7 +42,7 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
     if (m < p.mr) {
-      T* c = p.c[m];
+      T* c = p.c[m] + p.c_off;
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v) {
         const int64_t n = p.nr - v * W;
