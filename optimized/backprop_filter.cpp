@@ -52,7 +52,6 @@ namespace {
 // at least kChunkRatio times the partial filters, else 1.
 constexpr int64_t kMaxChunks = 8;
 constexpr int64_t kChunkRatio = 16;
-constexpr int64_t kLine = 64;  // bytes per cache line
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
 template <class T>

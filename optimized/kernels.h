@@ -30,6 +30,9 @@
 
 namespace convcheck::opt {
 
+/// Bytes per cache line (every x86-64 CPU): the unit of packing and prefetch decisions.
+inline constexpr int64_t kLine = 64;
+
 /// Instruction sets with their own kernels. Selected at run time (dispatch.cpp).
 enum class Isa { generic, avx2, avx512 };
 const char* isa_name(Isa isa);
