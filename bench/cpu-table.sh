@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's CPU performance table, measured: `convcheck bench --suite perf_cpu` RUNS times with
 # each backend's widest ISA, RUNS times with both capped to AVX2 (CONVCHECK_OPTIMIZED_ISA=avx2,
-# ONEDNN_MAX_CPU_ISA=AVX2), and once with one thread (the 1 -> 2 thread column); then the Markdown
-# table (bench/cpu_table.py): medians over the runs, the ratio's range in brackets, every ISA read
-# from the records themselves (a cap that did not take effect fails the script).
+# ONEDNN_MAX_CPU_ISA=AVX2), and RUNS times with one thread (the 1 -> 2 thread column); then the
+# Markdown table (bench/cpu_table.py): medians over the runs, the ratio's range in brackets, each
+# layer's ceiling, every ISA read from the records themselves (a cap that did not take effect
+# fails the script).
 #   bash bench/cpu-table.sh [RUNS] [OUT-DIR]      (defaults: 3, build/cpu-table)
 # On a CPU without AVX-512 the widest ISA is AVX2 already: the two sets of columns then measure
 # the same thing, and the table says which ISA each column ran.
@@ -22,6 +23,8 @@ for i in $(seq 1 "$runs"); do
   echo "cpu-table: run $i of $runs (AVX2)" >&2
   CONVCHECK_OPTIMIZED_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 bench --threads 2 >"$out/avx2-$i.jsonl"
 done
-echo "cpu-table: one run on one thread" >&2
-bench --threads 1 >"$out/native-threads1.jsonl"
+for i in $(seq 1 "$runs"); do
+  echo "cpu-table: run $i of $runs on one thread (widest ISA)" >&2
+  bench --threads 1 >"$out/native-threads1-$i.jsonl"
+done
 python3 bench/cpu_table.py "$out" | tee "$out/table.md"

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The README's CPU performance table from bench/cpu-table.sh's records (see there).
 
-    cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl, DIR/native-threads1.jsonl
+    cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl, DIR/native-threads1*.jsonl
+Each ISA's "ceiling" is the ratio optimized / oneDNN that optimized would reach at 100 % of the
+measured f32 FMA peak of that ISA (depthwise: at the triad bandwidth, moving only the compulsory
+bytes): the most any implementation could lead oneDNN by on that layer, on that machine.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
 sides), so a table never claims an ISA it was not measured with.
 """
@@ -33,7 +36,7 @@ def by_key(records):
 def main():
     d = sys.argv[1]
     native, avx2 = load(os.path.join(d, "native-[0-9]*.jsonl")), load(os.path.join(d, "avx2-*.jsonl"))
-    one = load(os.path.join(d, "native-threads1.jsonl"))
+    one = load(os.path.join(d, "native-threads1*.jsonl"))
     if not native or not avx2:
         print("cpu_table: no runs in %s" % d, file=sys.stderr)
         return 2
@@ -55,7 +58,7 @@ def main():
     bw = [r["bandwidth_gbs"] for run in native for r in run[:1]]
     nat = [by_key(run) for run in native]
     cap = [by_key(run) for run in avx2]
-    single = by_key(one[0]) if one else {}
+    single = [by_key(run) for run in one]
 
     def med(runs, problem, backend, field):
         v = [run[(problem, backend)][field] for run in runs if run[(problem, backend)]["ran"]]
@@ -69,6 +72,21 @@ def main():
         m = statistics.median(v)
         return "%.2f (%.2f–%.2f)" % (m, min(v), max(v)), m
 
+    def ceiling(runs, problem, avx2):
+        """Median over runs of peak / oneDNN's rate (depthwise: triad / oneDNN's bandwidth)."""
+        v = []
+        for run in runs:
+            r = run[(problem, "onednn")]
+            if not r["ran"]:
+                continue
+            if problem.startswith("depthwise"):
+                v.append(100.0 / r["pct_bandwidth"] if r["pct_bandwidth"] > 0 else None)
+            else:
+                peak = r.get("avx2_peak_gflops", 0) if avx2 else r["peak_gflops"]
+                v.append(peak / r["gflops"] if peak and r["gflops"] > 0 else None)
+        v = [x for x in v if x]
+        return statistics.median(v) if v else None
+
     print("ISAs: widest %s; capped %s. Peak (f32 FMA, CPU's widest ISA) %.0f–%.0f GFLOP/s, "
           "triad %.0f–%.0f GB/s over %d runs." % (
               ", ".join("%s %s" % x for x in sorted(isas["native"])),
@@ -77,10 +95,11 @@ def main():
     print()
     n_isa = "/".join(sorted({i for b, i in isas["native"] if b == "optimized"}))
     print("| layer (N = 8) | op | %s: optimized ms | GFLOP/s | %% FMA peak (depthwise: %% bw) | "
-          "oneDNN ms | optimized / oneDNN | AVX2: optimized ms | oneDNN ms | optimized / oneDNN | "
-          "1→2 threads |" % n_isa)
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "oneDNN ms | optimized / oneDNN | ceiling | AVX2: optimized ms | oneDNN ms | "
+          "optimized / oneDNN | ceiling | 1→2 threads |" % n_isa)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     geo = {"native": {}, "avx2": {}}
+    ceil = {"native": {}, "avx2": {}}
     last_tag = None
     for problem, tag in order:
         op = OPS.get(problem.split(":")[0], problem.split(":")[0])
@@ -93,30 +112,36 @@ def main():
         a_opt = med(cap, problem, "optimized", "median_ms")
         a_dnn = med(cap, problem, "onednn", "median_ms")
         r_avx2, m_avx2 = ratio_cell(cap, problem)
-        for k, m in (("native", m_native), ("avx2", m_avx2)):
+        c_native, c_avx2 = ceiling(nat, problem, False), ceiling(cap, problem, True)
+        for k, m, c in (("native", m_native, c_native), ("avx2", m_avx2, c_avx2)):
             if m:
                 geo[k].setdefault(op, []).append(m)
+            if c:
+                ceil[k].setdefault(op, []).append(c)
         speedup = "—"
-        if (problem, "optimized") in single and single[(problem, "optimized")]["ran"] and opt_ms:
-            speedup = "%.2fx" % (single[(problem, "optimized")]["median_ms"] / opt_ms)
+        t1 = [run[(problem, "optimized")]["median_ms"] for run in single
+              if (problem, "optimized") in run and run[(problem, "optimized")]["ran"]]
+        if t1 and opt_ms:
+            speedup = "%.2fx" % (statistics.median(t1) / opt_ms)
         fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             tag if tag != last_tag else "", op, fmt(opt_ms), fmt(gf, 0),
-            fmt(pct, 0) + (" % bw" if depthwise else " %"), fmt(dnn_ms), r_native, fmt(a_opt),
-            fmt(a_dnn), r_avx2, speedup))
+            fmt(pct, 0) + (" % bw" if depthwise else " %"), fmt(dnn_ms), r_native,
+            fmt(c_native), fmt(a_opt), fmt(a_dnn), r_avx2, fmt(c_avx2), speedup))
         last_tag = tag
     print()
-    print("Geometric means of optimized / oneDNN (medians above):")
+    print("Geometric means of optimized / oneDNN (medians above), and of the ceilings:")
     print()
-    print("| op | %s | AVX2 |" % n_isa)
-    print("|---|---|---|")
+    print("| op | %s | ceiling | AVX2 | ceiling |" % n_isa)
+    print("|---|---|---|---|---|")
     for op in OPS.values():
         cells = []
         for k in ("native", "avx2"):
-            v = geo[k].get(op)
+            v, c = geo[k].get(op), ceil[k].get(op)
             cells.append("%.2f (lowest %.2f)" % (statistics.geometric_mean(v), min(v)) if v else "—")
+            cells.append("%.2f (lowest %.2f)" % (statistics.geometric_mean(c), min(c)) if c else "—")
         if any(c != "—" for c in cells):
-            print("| %s | %s | %s |" % (op, cells[0], cells[1]))
+            print("| %s | %s |" % (op, " | ".join(cells)))
     return 0
 
 

@@ -182,7 +182,7 @@ std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
     << ",\"useful_flops\":" << r.useful << ",\"bytes\":" << r.bytes << ",\"reps\":" << r.reps
     << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(r.peak_gflops)
     << ",\"bandwidth_gbs\":" << num(r.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa)
-    << ",\"kernel_isa\":" << str(r.kernel_isa)
+    << ",\"avx2_peak_gflops\":" << num(peaks.avx2_gflops) << ",\"kernel_isa\":" << str(r.kernel_isa)
     << ",\"peaks\":" << str(r.device.empty() ? "cpu" : "device") << ",\"device\":" << str(r.device)
     << ",\"timing\":" << str(r.timing) << ",\"note\":" << str(r.note) << "}";
   return o.str();

@@ -55,7 +55,8 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
 
 /// One JSON object. `peak_gflops` and `bandwidth_gbs` are the peaks the record's percentages use
 /// (the CPU's, or the device's when `peaks` is "device"); `isa` is the CPU peak's ISA,
-/// `kernel_isa` the one the backend's own kernels ran with.
+/// `kernel_isa` the one the backend's own kernels ran with; `avx2_peak_gflops` the CPU's f32 FMA
+/// peak with AVX2 (0 without AVX2), the ceiling of a run capped to AVX2.
 std::string bench_json(const BenchRecord& r, const Peaks& peaks);
 
 /// For the text table: an indented line under a record that was timed on a device, used a

@@ -8,6 +8,8 @@ namespace convcheck {
 
 struct Peaks {
   double fma_gflops = 0;     // f32, all threads, best of several runs
+  double avx2_gflops = 0;    // the same with AVX2 + FMA (0 without AVX2): the ceiling of an
+                             // AVX2-capped run where the widest ISA is AVX-512
   double bandwidth_gbs = 0;  // triad a = b + s c over arrays far larger than the caches
   int threads = 1;
   std::string isa;  // "avx512f", "avx2+fma" or "scalar"
