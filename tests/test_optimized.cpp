@@ -213,7 +213,8 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
 // packed GEMM, each out_backprop row reused across every panel), panel and pixel-tile tails
 // (channels not a multiple of any NR, pixels not a multiple of MR), several panel groups and
 // reduction slices (a wide 3x3), 1x1 strided (a GEMM per stride phase, zero phases included),
-// 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels),
+// 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels), several
+// blocks of pixel tiles (the next block's pointers and prefetch),
 // backprop filter's reduction split into chunks (long reduction, small filter) with tails, and its
 // packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads.
 // Each through the oracle under every ISA this machine runs, the special fill (NaN, Inf) included,
@@ -229,7 +230,13 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_input:input=2x9x8x20,filter=1x1x20x24,stride=3x2,padding=VALID",
       "conv2d_backprop_input:input=2x6x7x16,filter=1x1x16x40,padding=1:2:0:1",
       "conv2d_transpose:input=2x7x9x37,filter=1x1x37x83",
+      // several blocks of pixel tiles: the next block's row pointers worked out ahead, and (one
+      // tap) its source rows prefetched by the first panel's pass
+      "conv2d_backprop_input:input=2x20x24x64,filter=1x1x64x48",
+      "conv2d_backprop_input:input=2x20x24x16,filter=3x3x16x24,padding=SAME",
       "conv2d_backprop_filter:input=4x16x16x8,filter=1x1x8x16",
+      // 1x1 rows wider than an eighth of L2: a block per row, the next one prefetched
+      "conv2d_backprop_filter:input=2x6x200x64,filter=1x1x64x100",
       "conv2d_backprop_filter:input=3x11x13x37,filter=1x1x37x83",
       "conv2d_backprop_filter:input=2x9x9x20,filter=1x1x20x24,stride=2x2,padding=1:1:1:1",
       "conv2d_backprop_filter:input=8x12x12x7,filter=3x3x7x9,padding=SAME",
