@@ -15,6 +15,8 @@ unset CONVCHECK_OPTIMIZED_ISA ONEDNN_MAX_CPU_ISA
 runs=${1:-3}
 out=${2:-build/cpu-table}
 mkdir -p "$out"
+# A table is made of this run's records only.
+rm -f "$out"/native-*.jsonl "$out"/avx2-*.jsonl
 cc=build/convcheck
 bench() { "$cc" bench --suite perf_cpu --backends optimized,onednn --json "$@"; }
 for i in $(seq 1 "$runs"); do
