@@ -64,7 +64,7 @@ struct Plan {
   int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
   void (*kernel)(const FilterTile<T>&) = nullptr;
   bool pack = true;
-  bool prefetch_next = false;  // prefetch the next block while this one runs (NextBlock)
+  bool prefetch_next = false;  // prefetch the next block while this one runs (next_block)
 };
 
 // Copies n (a tile's width: a few to a few dozen) elements; an inline loop, as a library call per
@@ -79,36 +79,13 @@ inline void copy_short(const T* src, int64_t n, T* dst) {
 // eighth of L2, and each out_backprop line is read from memory by one tile only, too few reads
 // per row for the hardware prefetcher to run ahead; measured ResNet's 1x1 at 0.83-0.93 of oneDNN
 // without, 0.94-1.07 with, AVX-512, 1 and 2 threads, 2026-11-25).
-struct NextBlock {
-  const char* p[2] = {nullptr, nullptr};
-  int64_t lines[2] = {0, 0};
-  int64_t per_call = 0;
-
-  // Two explicit branches, not p[i] with a computed i: indexed, the cursor stayed in memory, a
-  // chain of dependent loads and stores that cost the 1x1 layer its whole gain.
-  void drip() {
-    for (int64_t k = 0; k < per_call && (lines[0] > 0 || lines[1] > 0); ++k) {
-      if (lines[0] > 0) {
-        __builtin_prefetch(p[0], 0, 2);
-        p[0] += kLine;
-        --lines[0];
-      } else {
-        __builtin_prefetch(p[1], 0, 2);
-        p[1] += kLine;
-        --lines[1];
-      }
-    }
-  }
-};
-
 template <class T>
-NextBlock next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, int64_t calls) {
-  NextBlock nb;
+L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, int64_t calls) {
+  L2Prefetch nb;
   const Geometry& g = *P.g;
   if (!P.prefetch_next || rows_begin >= rows_end) return nb;
   const int64_t elem = static_cast<int64_t>(sizeof(T));
-  nb.p[0] = reinterpret_cast<const char*>(P.dy + rows_begin * g.OW * g.O);
-  nb.lines[0] = (rows_end - rows_begin) * g.OW * g.O * elem / kLine;
+  nb.add(P.dy + rows_begin * g.OW * g.O, (rows_end - rows_begin) * g.OW * g.O * elem, false);
   // The input span of the first tap's segments (the only tap where blocks are this small).
   int64_t lo = -1, hi = -1;
   for (int64_t r = rows_begin; r < rows_end; ++r) {
@@ -117,11 +94,8 @@ NextBlock next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, int
     if (lo < 0) lo = sg.x;
     hi = sg.x + (sg.count - 1) * std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C + g.C;
   }
-  if (lo >= 0) {
-    nb.p[1] = reinterpret_cast<const char*>(P.x + lo);
-    nb.lines[1] = (hi - lo) * elem / kLine;
-  }
-  nb.per_call = (nb.lines[0] + nb.lines[1] + calls - 1) / std::max<int64_t>(calls, 1);
+  if (lo >= 0) nb.add(P.x + lo, (hi - lo) * elem, false);
+  nb.spread(calls);
   return nb;
 }
 
@@ -140,8 +114,8 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
   const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, taps = P.taps;
   for (int64_t row0 = r0; row0 < r1; row0 += P.block_rows) {
     const int64_t row_end = std::min(r1, row0 + P.block_rows);
-    NextBlock next = next_block(P, row_end, std::min(r1, row_end + P.block_rows),
-                                (t1 - t0) * ceil_div(row_end - row0, P.sub_rows));
+    L2Prefetch next = next_block(P, row_end, std::min(r1, row_end + P.block_rows),
+                                 (t1 - t0) * ceil_div(row_end - row0, P.sub_rows));
     // Runs: t = ((grp * oblocks + ob) * taps + tap) * qblocks + qb.
     for (int64_t ta = t0; ta < t1;) {
       const int64_t tb =
@@ -179,7 +153,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
           P.kernel(ft);
-          next.drip();
+          next.step();
         }
       }
       ta = tb;

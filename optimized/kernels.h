@@ -33,6 +33,52 @@ namespace convcheck::opt {
 /// Bytes per cache line (every x86-64 CPU): the unit of packing and prefetch decisions.
 inline constexpr int64_t kLine = 64;
 
+/// Memory to bring into L2 a few lines at a time while other work runs (the next block of a loop,
+/// whose first reads would otherwise wait on memory): add() up to kMax ranges, spread() them over
+/// a number of work units, then step(u) after each piece of work of u units; the lines go out in
+/// proportion to the units done. Only lines inside the ranges are touched.
+struct L2Prefetch {
+  static constexpr int kMax = 4;
+  const char* p[kMax] = {};
+  int64_t lines[kMax] = {};
+  bool write[kMax] = {};
+  int n = 0, cur = 0;
+  int64_t total = 0, issued = 0, units = 1, done = 0;
+
+  void add(const void* begin, int64_t bytes, bool for_write) {
+    if (bytes <= 0 || n == kMax) return;
+    p[n] = static_cast<const char*>(begin);
+    lines[n] = (bytes + kLine - 1) / kLine;
+    write[n] = for_write;
+    total += lines[n];
+    ++n;
+  }
+  void spread(int64_t work_units) { units = work_units > 0 ? work_units : 1; }
+  // The cursor is read into locals and written back once per range: a loop that updated p[cur]
+  // and lines[cur] per line kept them in memory, a chain of dependent loads and stores that cost
+  // a 1x1 backprop filter its whole gain.
+  void step(int64_t work = 1) {
+    if (issued == total) return;
+    done += work;
+    const int64_t target = done >= units ? total : (done * total + units - 1) / units;
+    int64_t budget = target - issued;
+    while (budget > 0 && cur < n) {
+      const char* q = p[cur];
+      const int64_t k = lines[cur] < budget ? lines[cur] : budget;
+      if (write[cur]) {
+        for (int64_t j = 0; j < k; ++j) __builtin_prefetch(q + j * kLine, 1, 2);
+      } else {
+        for (int64_t j = 0; j < k; ++j) __builtin_prefetch(q + j * kLine, 0, 2);
+      }
+      p[cur] = q + k * kLine;
+      lines[cur] -= k;
+      budget -= k;
+      issued += k;
+      if (lines[cur] == 0) ++cur;
+    }
+  }
+};
+
 /// Instruction sets with their own kernels. Selected at run time (dispatch.cpp).
 enum class Isa { generic, avx2, avx512 };
 const char* isa_name(Isa isa);
@@ -95,7 +141,8 @@ struct DepthwiseRow {
   int64_t nruns = 0;
   const int64_t* col_taps = nullptr;  // pairs (b, source column at t = 0)
   int64_t v_step = 1, src_step = 1;
-  T* out = nullptr;  // the result row, [columns][C]
+  T* out = nullptr;             // the result row, [columns][C]
+  L2Prefetch* ahead = nullptr;  // when given, stepped by each tile with the elements it wrote
 };
 
 /// Depthwise backprop filter over some output rows (multiplier 1):

@@ -222,6 +222,7 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
       }
     }
   }
+  if (p.ahead) p.ahead->step(TB * nch);
 }
 
 template <class S, int NB, bool FULL>

@@ -216,7 +216,8 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
 // 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels), several
 // blocks of pixel tiles (the next block's pointers and prefetch),
 // backprop filter's reduction split into chunks (long reduction, small filter) with tails, and its
-// packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads.
+// packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads;
+// and the depthwise gather's next-row prefetch.
 // Each through the oracle under every ISA this machine runs, the special fill (NaN, Inf) included,
 // and bitwise identical for 1, 2 and 3 threads.
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
@@ -247,6 +248,11 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_filter:input=2x8x8x12,filter=5x5x12x40,stride=2x2,padding=SAME",
       // a row too wide for the packed slice to fit L2: out_backprop read in place
       "conv2d_backprop_filter:input=1x2x17000x2,filter=3x3x2x20,padding=SAME",
+      // the depthwise gather with several channel sweeps per row, prefetching the next row
+      // (across images too), dilated and strided
+      "depthwise_conv2d_backprop_input:input=3x12x11x136,filter=3x3x136x1,dilation=2x1,padding="
+      "SAME",
+      "depthwise_conv2d_backprop_input:input=2x9x10x72,filter=3x3x72x1,stride=2x2,padding=SAME",
   };
   const int saved = omp_get_max_threads();
   for (opt::Isa isa : opt::available_isas()) {
