@@ -2,9 +2,11 @@
 """The README's CPU performance table from bench/cpu-table.sh's records (see there).
 
     cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl, DIR/native-threads1*.jsonl
-Each ISA's "ceiling" is the ratio optimized / oneDNN that optimized would reach at 100 % of the
-measured f32 FMA peak of that ISA (depthwise: at the triad bandwidth, moving only the compulsory
-bytes): the most any implementation could lead oneDNN by on that layer, on that machine.
+Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
+useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
+(depthwise: moving only the compulsory bytes at the triad bandwidth): the most a direct
+implementation could lead oneDNN by on that layer, on that machine. A record without a figure
+(a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
 sides), so a table never claims an ISA it was not measured with.
 """
@@ -60,30 +62,39 @@ def main():
     cap = [by_key(run) for run in avx2]
     single = [by_key(run) for run in one]
 
+    def rec(run, problem, backend):
+        """The record when that backend ran the problem in that run, else None."""
+        r = run.get((problem, backend))
+        return r if r and r.get("ran") else None
+
     def med(runs, problem, backend, field):
-        v = [run[(problem, backend)][field] for run in runs if run[(problem, backend)]["ran"]]
+        v = [r[field] for r in (rec(run, problem, backend) for run in runs) if r]
         return statistics.median(v) if v else None
 
     def ratio_cell(runs, problem):
-        v = [run[(problem, "onednn")]["median_ms"] / run[(problem, "optimized")]["median_ms"]
-             for run in runs if run[(problem, "onednn")]["ran"] and run[(problem, "optimized")]["ran"]]
+        v = []
+        for run in runs:
+            d, o = rec(run, problem, "onednn"), rec(run, problem, "optimized")
+            if d and o and o["median_ms"] > 0:
+                v.append(d["median_ms"] / o["median_ms"])
         if not v:
             return "—", None
         m = statistics.median(v)
         return "%.2f (%.2f–%.2f)" % (m, min(v), max(v)), m
 
     def ceiling(runs, problem, avx2):
-        """Median over runs of peak / oneDNN's rate (depthwise: triad / oneDNN's bandwidth)."""
+        """Median over runs of peak / oneDNN's useful rate (depthwise: triad / its bandwidth)."""
         v = []
         for run in runs:
-            r = run[(problem, "onednn")]
-            if not r["ran"]:
+            r = rec(run, problem, "onednn")
+            if not r:
                 continue
             if problem.startswith("depthwise"):
-                v.append(100.0 / r["pct_bandwidth"] if r["pct_bandwidth"] > 0 else None)
+                v.append(100.0 / r["pct_bandwidth"] if r.get("pct_bandwidth", 0) > 0 else None)
             else:
-                peak = r.get("avx2_peak_gflops", 0) if avx2 else r["peak_gflops"]
-                v.append(peak / r["gflops"] if peak and r["gflops"] > 0 else None)
+                peak = r.get("avx2_peak_gflops", 0) if avx2 else r.get("peak_gflops", 0)
+                rate = r.get("useful_gflops", 0)
+                v.append(peak / rate if peak and rate > 0 else None)
         v = [x for x in v if x]
         return statistics.median(v) if v else None
 
@@ -119,8 +130,7 @@ def main():
             if c:
                 ceil[k].setdefault(op, []).append(c)
         speedup = "—"
-        t1 = [run[(problem, "optimized")]["median_ms"] for run in single
-              if (problem, "optimized") in run and run[(problem, "optimized")]["ran"]]
+        t1 = [r["median_ms"] for r in (rec(run, problem, "optimized") for run in single) if r]
         if t1 and opt_ms:
             speedup = "%.2fx" % (statistics.median(t1) / opt_ms)
         fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))

@@ -78,7 +78,7 @@ inline void copy_short(const T* src, int64_t n, T* dst) {
 // call of the current block (where both blocks fit in L2 together: a 1x1 filter's blocks are an
 // eighth of L2, and each out_backprop line is read from memory by one tile only, too few reads
 // per row for the hardware prefetcher to run ahead; measured ResNet's 1x1 at 0.83-0.93 of oneDNN
-// without, 0.94-1.07 with, AVX-512, 1 and 2 threads, 2026-11-25).
+// without, 0.94-1.12 with, AVX-512, 1 and 2 threads, 2026-11-25).
 template <class T>
 L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, int64_t calls) {
   L2Prefetch nb;

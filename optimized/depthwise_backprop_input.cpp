@@ -61,18 +61,18 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx)
         // of 4 vectors), each sweep reads every pixel's slice 256 bytes or more apart, a pattern
         // the hardware prefetcher does not follow: there the next row's new out_backprop rows and
         // its result row (for writing) come into L2 while this row runs. Measured 2026-11-25
-        // (`bench`, 2 threads): MobileNet dw3 (128 channels) 1.5 -> 2.0-2.2 of oneDNN on AVX-512;
+        // (`bench`, 2 threads): MobileNet dw3 (128 channels) 1.5 -> 1.9-2.2 of oneDNN on AVX-512;
         // with one sweep (dw1, 32 channels) it cost 8-20 %, so it is off there.
         L2Prefetch ahead;
         const bool sweeps = g.C > 4 * kt.width;
         if (sweeps && row + 1 < rows) {
           row_taps(row + 1, &next);
+          ahead.add(out + g.W * g.C, g.W * g.C * elem, true);  // first: it is always new
           for (std::size_t e = 1; e < next.size(); e += 2) {
             bool seen = false;
             for (std::size_t f = 1; f < rt.size(); f += 2) seen |= rt[f] == next[e];
             if (!seen) ahead.add(dy + next[e] * g.OW * g.O, g.OW * g.O * elem, false);
           }
-          ahead.add(out + g.W * g.C, g.W * g.C * elem, true);
           ahead.spread(g.W * g.C);  // the tiles step it with the elements they write
         }
         DepthwiseRow<T> dr;

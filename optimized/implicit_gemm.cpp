@@ -127,9 +127,12 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 #endif
     // A block's row pointers, worked out once per block and reused by every panel and chunk:
     // result rows [tile][MR], source rows [tile][tap][MR] at k = 0 (a padding tap: zeros); two
-    // such tables, this block's and the next one's.
+    // such tables, this block's and the next one's. A table holds one chunk's taps (ctaps): a
+    // filter of more taps than a chunk takes (a huge or very thin one) refills it per chunk, so
+    // the tables stay within a few times what the block's source rows take in L2.
+    const int64_t ctaps = std::min(max_taps, chunk_taps);
     std::vector<T*> c(static_cast<std::size_t>(2 * tiles_per_block * MR));
-    std::vector<const T*> a(static_cast<std::size_t>(2 * tiles_per_block * max_taps * MR));
+    std::vector<const T*> a(static_cast<std::size_t>(2 * tiles_per_block * ctaps * MR));
     std::vector<int64_t> pn(MR), pu(MR), pv(MR);
     for (std::size_t i = 0; i < nph; ++i) {
       const Phase& ph = p.phases[i];
@@ -145,13 +148,13 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
         const T* src_g = p.src + g * p.kc;
         for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
-          // Fills table `slot` with the row pointers of tiles [bb, be): two tables, the block's
-          // and the next one's (for the prefetch below).
-          auto fill = [&](int64_t bb, int64_t be, int slot) {
+          // Fills table `slot` with the row pointers of tiles [bb, be), taps [tap0, tap0 +
+          // ctaps).
+          auto fill = [&](int64_t bb, int64_t be, int slot, int64_t tap0) {
             for (int64_t t = bb; t < be; ++t) {
               const int64_t m0 = t * MR, mr = std::min(MR, M - m0);
               T** ct = c.data() + (slot * tiles_per_block + t - bb) * MR;
-              const T** at = a.data() + (slot * tiles_per_block + t - bb) * max_taps * MR;
+              const T** at = a.data() + (slot * tiles_per_block + t - bb) * ctaps * MR;
               for (int64_t m = 0; m < MR; ++m) {
                 const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
                 pn[m] = pix / (ph.rows * ph.cols);
@@ -163,20 +166,24 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                             p.res_c +
                         g * p.cols;
               }
-              for (int64_t tt = 0; tt < taps; ++tt) {
+              for (int64_t tt = tap0; tt < std::min(taps, tap0 + ctaps); ++tt) {
                 const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
                 for (int64_t m = 0; m < MR; ++m) {
                   const int64_t sr = pu[m] * ph.src_row_step + ro;
                   const int64_t sc = pv[m] * ph.src_col_step + co;
-                  at[tt * MR + m] = (sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
-                                        ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
-                                        : zeros.data();
+                  at[(tt - tap0) * MR + m] =
+                      (sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
+                          ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
+                          : zeros.data();
                 }
               }
             }
           };
+          // With one chunk of taps (nearly every layer) a block's table serves all its panels
+          // and the next block's is filled ahead; with several, each chunk refills it.
+          const bool one_chunk = tap_groups == 1;
           int cur = 0;
-          if (t0 < t1) fill(t0, std::min(t1, t0 + tiles_per_block), cur);
+          if (one_chunk && t0 < t1) fill(t0, std::min(t1, t0 + tiles_per_block), cur, 0);
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
             const int64_t ne = std::min(t1, te + tiles_per_block);
@@ -186,7 +193,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // ResNet's 1x1 backprop input 0.93 -> 1.10 of oneDNN on AVX2, 1.03 -> 1.10 on AVX-512,
             // 1 thread, 2026-11-25; with several taps, and prefetching the result rows, no gain).
             const bool pf = ne > te && taps == 1;
-            if (ne > te) fill(te, ne, 1 - cur);
+            if (one_chunk && ne > te) fill(te, ne, 1 - cur, 0);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;
@@ -201,14 +208,15 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                 tile.a_off = k0;
                 tile.b = panel + (tap0 * p.kc + k0) * NR;
                 tile.accumulate = ch > 0;
+                if (!one_chunk && ch % slices == 0) fill(tb, te, cur, tap0);
                 for (int64_t t = tb; t < te; ++t) {
-                  tile.a = a.data() + ((cur * tiles_per_block + t - tb) * max_taps + tap0) * MR;
+                  tile.a = a.data() + (cur * tiles_per_block + t - tb) * ctaps * MR;  // at tap0
                   tile.c = c.data() + (cur * tiles_per_block + t - tb) * MR;
                   tile.mr = std::min(MR, M - t * MR);
                   kernel(tile);
                   if (pf && nb == nb0 && ch == 0 && te + (t - tb) < ne) {
                     const int64_t nx = (1 - cur) * tiles_per_block + t - tb;
-                    const T* const* an = a.data() + nx * max_taps * MR;
+                    const T* const* an = a.data() + nx * ctaps * MR;
                     for (int64_t q = 0; q < taps * MR; ++q) {
                       const char* r = reinterpret_cast<const char*>(an[q]);
                       for (int64_t l = 0; l < p.kc * elem; l += kLine)
@@ -218,7 +226,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                 }
               }
             }
-            cur = 1 - cur;
+            if (one_chunk) cur = 1 - cur;
           }
         }
       }

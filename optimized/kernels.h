@@ -39,42 +39,47 @@ inline constexpr int64_t kLine = 64;
 /// proportion to the units done. Only lines inside the ranges are touched.
 struct L2Prefetch {
   static constexpr int kMax = 4;
-  const char* p[kMax] = {};
-  int64_t lines[kMax] = {};
+  const char* base[kMax] = {};
+  int64_t bytes[kMax] = {};
+  int64_t next[kMax] = {};  // the next line's offset into the range (done at bytes + kLine)
   bool write[kMax] = {};
   int n = 0, cur = 0;
   int64_t total = 0, issued = 0, units = 1, done = 0;
 
-  void add(const void* begin, int64_t bytes, bool for_write) {
-    if (bytes <= 0 || n == kMax) return;
-    p[n] = static_cast<const char*>(begin);
-    lines[n] = (bytes + kLine - 1) / kLine;
+  // Lines at offsets 0, kLine, ... below `bytes`, and the line of the last byte: every address
+  // is inside the range.
+  void add(const void* begin, int64_t size, bool for_write) {
+    if (size <= 0 || n == kMax) return;
+    base[n] = static_cast<const char*>(begin);
+    bytes[n] = size;
+    next[n] = 0;
     write[n] = for_write;
-    total += lines[n];
+    total += (size + kLine - 1) / kLine + 1;
     ++n;
   }
   void spread(int64_t work_units) { units = work_units > 0 ? work_units : 1; }
-  // The cursor is read into locals and written back once per range: a loop that updated p[cur]
-  // and lines[cur] per line kept them in memory, a chain of dependent loads and stores that cost
-  // a 1x1 backprop filter its whole gain.
+  // The cursor is read into locals and written back once per range: a loop that updated the
+  // struct per line kept it in memory, a chain of dependent loads and stores that cost a 1x1
+  // backprop filter its whole gain.
   void step(int64_t work = 1) {
-    if (issued == total) return;
+    if (issued >= total) return;
     done += work;
-    const int64_t target = done >= units ? total : (done * total + units - 1) / units;
+    const int64_t target =
+        done >= units ? total : static_cast<int64_t>(static_cast<double>(done) / units * total) + 1;
     int64_t budget = target - issued;
     while (budget > 0 && cur < n) {
-      const char* q = p[cur];
-      const int64_t k = lines[cur] < budget ? lines[cur] : budget;
+      const char* const q = base[cur];
+      const int64_t size = bytes[cur];
+      int64_t off = next[cur];
       if (write[cur]) {
-        for (int64_t j = 0; j < k; ++j) __builtin_prefetch(q + j * kLine, 1, 2);
+        for (; budget > 0 && off < size + kLine; off += kLine, --budget, ++issued)
+          __builtin_prefetch(q + (off < size ? off : size - 1), 1, 2);
       } else {
-        for (int64_t j = 0; j < k; ++j) __builtin_prefetch(q + j * kLine, 0, 2);
+        for (; budget > 0 && off < size + kLine; off += kLine, --budget, ++issued)
+          __builtin_prefetch(q + (off < size ? off : size - 1), 0, 2);
       }
-      p[cur] = q + k * kLine;
-      lines[cur] -= k;
-      budget -= k;
-      issued += k;
-      if (lines[cur] == 0) ++cur;
+      next[cur] = off;
+      if (off >= size + kLine) ++cur;
     }
   }
 };

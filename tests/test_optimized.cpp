@@ -235,6 +235,9 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       // tap) its source rows prefetched by the first panel's pass
       "conv2d_backprop_input:input=2x20x24x64,filter=1x1x64x48",
       "conv2d_backprop_input:input=2x20x24x16,filter=3x3x16x24,padding=SAME",
+      // taps in several chunks (the tables refilled per chunk) and a tap in several slices
+      "conv2d_backprop_input:input=2x5x4x16,filter=3x3x16x1024,padding=SAME",
+      "conv2d_backprop_input:input=1x3x4x4,filter=3x3x4x9000,padding=SAME",
       "conv2d_backprop_filter:input=4x16x16x8,filter=1x1x8x16",
       // 1x1 rows wider than an eighth of L2: a block per row, the next one prefetched
       "conv2d_backprop_filter:input=2x6x200x64,filter=1x1x64x100",

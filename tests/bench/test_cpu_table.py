@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""bench/cpu_table.py on synthetic records: medians, ranges, ceilings, the 1 -> 2 thread column,
-and the refusal of an AVX2 run whose records name another ISA.
+"""bench/cpu_table.py on synthetic records: medians, ranges, ceilings (useful FLOPs, each ISA's
+peak), the 1 -> 2 thread column, the geomeans, a backend that did not run, and the refusal of an
+AVX2 run whose records name another ISA.
 
     test_cpu_table.py SOURCE-DIR
 The expected cells are worked out here from the numbers the records are made of.
@@ -14,14 +15,18 @@ import tempfile
 SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 SCRIPT = os.path.join(SRC, "bench", "cpu_table.py")
 DENSE = "conv2d_backprop_input:input=8x8x8x8,filter=3x3x8x8,padding=SAME"
+DENSE2 = "conv2d_backprop_input:input=8x8x8x8,filter=1x1x8x8"
 DEPTHWISE = "depthwise_conv2d_backprop_input:input=8x8x8x8,filter=3x3x8x1,padding=SAME"
-FLOPS = 1e9  # 1 GFLOP: a 10 ms run is 100 GFLOP/s
+FLOPS = 1e9  # nominal: a 10 ms run is 100 GFLOP/s
+USEFUL = 0.8e9  # the useful multiply-adds (no padding products): 80 GFLOP/s at 10 ms
 
 
-def record(problem, backend, ms, isa, peak=200.0, avx2_peak=100.0, pct_bw=0.0):
-    gflops = FLOPS / (ms / 1e3) / 1e9
-    return {"problem": problem, "tag": "layer", "backend": backend, "ran": True, "median_ms": ms,
-            "gflops": gflops, "pct_peak": 100 * gflops / peak, "pct_bandwidth": pct_bw,
+def record(problem, backend, ms, isa, peak=200.0, avx2_peak=100.0, pct_bw=0.0, ran=True):
+    gflops = FLOPS / (ms / 1e3) / 1e9 if ran else 0.0
+    return {"problem": problem, "tag": "layer", "backend": backend, "ran": ran,
+            "median_ms": ms if ran else 0.0, "gflops": gflops,
+            "useful_gflops": gflops * USEFUL / FLOPS,
+            "pct_peak": 100 * gflops / peak, "pct_bandwidth": pct_bw,
             "peak_gflops": peak, "avx2_peak_gflops": avx2_peak, "bandwidth_gbs": 30.0,
             "isa": "avx512f", "kernel_isa": isa}
 
@@ -53,41 +58,62 @@ def check(cond, what):
 
 def main():
     with tempfile.TemporaryDirectory() as d:
-        # Three widest-ISA runs: optimized 10, 8, 12 ms against oneDNN 10 ms -> ratios 1.00, 1.25,
-        # 0.83 (median 1.00). oneDNN runs at 100 GFLOP/s of a 200 peak: ceiling 2.00.
+        # Widest ISA, three runs, skewed so that a mean differs from the median:
+        #   optimized 8, 10, 15 ms against oneDNN 10, 12, 9 ms: ratios 1.25, 1.20, 0.60 -> median
+        #   1.20 (mean 1.02), optimized's median 10.00 ms (mean 11).
+        #   Ceiling: oneDNN's useful rate 0.8 GFLOP / 10, 12, 9 ms = 80, 66.7, 88.9 GFLOP/s against a
+        #   200 peak: 2.50, 3.00, 2.25 -> median 2.50 (on nominal FLOPs it would read 2.00).
+        # DENSE2 (same op): optimized 5 ms, oneDNN 10 ms -> 2.00; geomean of 1.20 and 2.00 = 1.55.
         # Depthwise: oneDNN at 40 % of the triad: ceiling 2.50.
-        for i, opt_ms in enumerate((10.0, 8.0, 12.0), 1):
+        for i, (opt_ms, dnn_ms) in enumerate(((8.0, 10.0), (10.0, 12.0), (15.0, 9.0)), 1):
             write(d, "native-%d.jsonl" % i, [
                 record(DENSE, "optimized", opt_ms, "avx512"),
-                record(DENSE, "onednn", 10.0, "avx512_core"),
+                record(DENSE, "onednn", dnn_ms, "avx512_core"),
+                record(DENSE2, "optimized", 5.0, "avx512"),
+                record(DENSE2, "onednn", 10.0, "avx512_core"),
                 record(DEPTHWISE, "optimized", 5.0, "avx512"),
                 record(DEPTHWISE, "onednn", 5.0, "avx512_core", pct_bw=40.0)])
-            # AVX2: oneDNN 20 ms = 50 GFLOP/s against the AVX2 peak of 100: ceiling 2.00 (against
-            # the widest peak of 200 it would read 4.00).
+            # AVX2: optimized 16 ms against oneDNN 20 ms = 1.25; oneDNN's useful rate 40 GFLOP/s
+            # against the AVX2 peak of 100: ceiling 2.50 (against the widest peak it would read
+            # 5.00). In the third run oneDNN did not run DENSE: left out, not a zero.
             write(d, "avx2-%d.jsonl" % i, [
                 record(DENSE, "optimized", 16.0, "avx2"),
-                record(DENSE, "onednn", 20.0, "avx2"),
+                record(DENSE, "onednn", 20.0, "avx2", ran=i != 3),
+                record(DENSE2, "optimized", 5.0, "avx2"),
+                record(DENSE2, "onednn", 10.0, "avx2"),
                 record(DEPTHWISE, "optimized", 5.0, "avx2"),
                 record(DEPTHWISE, "onednn", 5.0, "avx2", pct_bw=50.0)])
-            # One thread: 19, 20, 21 ms -> median 20 against the 2-thread median 10: 2.00x.
+            # One thread: 19, 20, 30 ms -> median 20 (mean 23) against the 2-thread median 10.
             write(d, "native-threads1-%d.jsonl" % i, [
-                record(DENSE, "optimized", 18.0 + i, "avx512"),
+                record(DENSE, "optimized", (19.0, 20.0, 30.0)[i - 1], "avx512"),
                 record(DENSE, "onednn", 20.0, "avx512_core"),
+                record(DENSE2, "optimized", 10.0, "avx512"),
+                record(DENSE2, "onednn", 10.0, "avx512_core"),
                 record(DEPTHWISE, "optimized", 5.0, "avx512"),
                 record(DEPTHWISE, "onednn", 5.0, "avx512_core")])
         rc, out, err = run(d)
         check(rc == 0, "exit %d: %s" % (rc, err))
-        cells = row(out, "backprop input")
+        cells = row(out, "backprop input")  # the first row of that op: DENSE
         # layer, op, ms, GFLOP/s, %, oneDNN ms, ratio, ceiling, AVX2 ms, oneDNN ms, ratio, ceiling,
         # threads
         check(cells[2] == "10.00", "median optimized ms: %s" % cells[2])
-        check(cells[6] == "1.00 (0.83–1.25)", "ratio cell: %s" % cells[6])
-        check(cells[7] == "2.00", "widest ceiling: %s" % cells[7])
-        check(cells[10] == "1.25 (1.25–1.25)", "AVX2 ratio: %s" % cells[10])
-        check(cells[11] == "2.00", "AVX2 ceiling (its own peak): %s" % cells[11])
+        check(cells[5] == "10.00", "median oneDNN ms: %s" % cells[5])
+        check(cells[6] == "1.20 (0.60–1.25)", "ratio cell: %s" % cells[6])
+        check(cells[7] == "2.50", "widest ceiling (useful FLOPs, median): %s" % cells[7])
+        check(cells[10] == "1.25 (1.25–1.25)", "AVX2 ratio without the run oneDNN missed: %s"
+              % cells[10])
+        check(cells[11] == "2.50", "AVX2 ceiling (its own peak): %s" % cells[11])
         check(cells[12] == "2.00x", "1 -> 2 threads: %s" % cells[12])
         dw = row(out, "depthwise backprop input")
         check(dw[7] == "2.50" and dw[11] == "2.00", "depthwise ceilings: %s, %s" % (dw[7], dw[11]))
+        geo = [l for l in out.splitlines() if l.startswith("| backprop input |") and "lowest" in l]
+        check(len(geo) == 1, "one geomean row for backprop input: %s" % geo)
+        g = [c.strip() for c in geo[0].strip("|").split("|")]
+        # ratios 1.20 and 2.00 -> 1.55; ceilings 2.50 and (DENSE2: 0.8 GFLOP / 10 ms against 200)
+        # 2.50 -> 2.50; AVX2 1.25 and 2.00 -> 1.58.
+        check(g[1] == "1.55 (lowest 1.20)", "geomean: %s" % g[1])
+        check(g[2] == "2.50 (lowest 2.50)", "ceiling geomean: %s" % g[2])
+        check(g[3] == "1.58 (lowest 1.25)", "AVX2 geomean: %s" % g[3])
         # The AVX2 column without avx2_peak_gflops (records from before it existed): no ceiling.
         for i in (1, 2, 3):
             path = os.path.join(d, "avx2-%d.jsonl" % i)
