@@ -2,7 +2,8 @@
 //
 // Packing: the filter is packed once per call into panels of NR result channels (the kernel
 // variant that covers the group's channel count), zero beyond the last channel; the packing pass
-// also checks that the filter is finite (else the caller takes its direct path).
+// also checks that the filter is finite (else the caller takes its direct path). A filter much
+// larger than the source is instead packed a chunk at a time, panel-major (see run_implicit_gemm).
 // Blocking, from the cache sizes the OS reports (internal.h: cache_sizes()):
 //  - the reduction (taps x kc) in chunks whose packed panel fits half of L2 (whole taps, or slices
 //    of one tap's channels when a tap alone is larger);
@@ -19,7 +20,8 @@
 // A tile's first chunk stores, later chunks add: each result element is the sum of its chunk sums
 // in reduction order. Only the chunks change the arithmetic, and they depend on the problem and
 // the cache sizes alone.
-// Threads: each (phase, group) splits its pixel tiles into contiguous ranges, one per thread; a
+// Threads: each (phase, group) splits its pixel tiles into contiguous ranges, one per thread (in
+// panel-major order threads take (phase, group, panel) items, split into parts of tiles); a
 // tile's arithmetic does not depend on which thread computes it, so results are the same for
 // every thread count.
 #include "optimized/implicit_gemm.h"
@@ -34,6 +36,128 @@
 #include "optimized/kernels.h"
 
 namespace convcheck::opt {
+
+namespace {
+
+// Packs taps [tap0, tap1) of phase i, group g, panel nb (channels [k0, k0 + kc) of each) into dst
+// as [tap][kc][NR], zero beyond the group's last result channel; false when an element packed is
+// Inf or NaN.
+template <class T>
+bool pack_chunk(const ImplicitGemm<T>& p, const KernelTable<T>& kt, std::size_t i, int64_t g,
+                int64_t nb, int64_t NR, int64_t tap0, int64_t tap1, int64_t k0, int64_t kc,
+                T* dst) {
+  const Phase& ph = p.phases[i];
+  const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
+  const int64_t j0 = nb * NR;
+  bool finite = true;
+  for (int64_t t = tap0; t < tap1; ++t) {
+    const int64_t a = ph.tap_rows[t / ntb], b = ph.tap_cols[t % ntb];
+    const T* wt = p.w + (a * p.KW + b) * p.Cf * p.O + g * p.Og;  // w[a, b, 0, g*Og]
+    PackPanel<T> pp;
+    // forward: B[k][j] = w[a, b, k, g*Og + j0 + j]; transposed: w[a, b, j0 + j, g*Og + k]
+    pp.src = p.transposed ? wt + j0 * p.O + k0 : wt + k0 * p.O + j0;
+    pp.ld = p.O;
+    pp.kc = kc;
+    pp.nj = std::min(NR, p.cols - j0);
+    pp.NR = NR;
+    pp.transposed = p.transposed;
+    pp.dst = dst + (t - tap0) * kc * NR;
+    finite &= kt.pack(pp);
+  }
+  return finite;
+}
+
+// The reduction in chunks (see the blocking above): chunk ch takes taps [tap0, tap0 + taps) of
+// the phase's `ntaps`, channels [k0, k0 + kc) of each; the first chunk of a tile stores, the
+// later ones add.
+struct Chunks {
+  int64_t chunk_taps = 1, slices = 1, slice_k = 0, kc = 0;
+  int64_t count(int64_t ntaps) const {
+    return std::max<int64_t>(1, (ntaps + chunk_taps - 1) / chunk_taps) * slices;
+  }
+  // Sets the tile's taps, kc, a_off and accumulate for chunk ch; returns its first tap.
+  template <class T>
+  int64_t apply(int64_t ch, int64_t ntaps, IgemmTile<T>* tile) const {
+    const int64_t tap0 = ch / slices * chunk_taps;
+    const int64_t k0 = ch % slices * slice_k;
+    tile->taps = std::min(ntaps, tap0 + chunk_taps) - tap0;
+    tile->kc = std::min(slice_k, kc - k0);
+    tile->a_off = k0;
+    tile->accumulate = ch > 0;
+    return tap0;
+  }
+};
+
+// A thread's row-pointer tables, worked out once per block of tiles and reused by every panel
+// and chunk: result rows [tile][MR], source rows [tile][tap][MR] at k = 0 (a padding tap: the
+// zeros row), in `slots` tables of `tiles` tiles and `ctaps` taps (one chunk's).
+template <class T>
+class BlockTables {
+ public:
+  BlockTables(const ImplicitGemm<T>& p, const T* zeros, int64_t MR, int64_t tiles, int64_t ctaps,
+              int slots)
+      : p_(p),
+        zeros_(zeros),
+        MR_(MR),
+        tiles_(tiles),
+        ctaps_(ctaps),
+        c_(static_cast<std::size_t>(slots * tiles * MR)),
+        a_(static_cast<std::size_t>(slots * tiles * ctaps * MR)),
+        pn_(MR),
+        pu_(MR),
+        pv_(MR) {}
+
+  T* const* c(int slot, int64_t tile) const { return c_.data() + (slot * tiles_ + tile) * MR_; }
+  const T* const* a(int slot, int64_t tile) const {
+    return a_.data() + (slot * tiles_ + tile) * ctaps_ * MR_;
+  }
+
+  // Fills table `slot` with tiles [bb, be) (at most `tiles`) of phase ph, group g, for taps
+  // [tap0, tap0 + ctaps) of the phase's.
+  void fill(const Phase& ph, int64_t g, int64_t bb, int64_t be, int slot, int64_t tap0) {
+    const int64_t M = p_.N * ph.rows * ph.cols;
+    const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
+    const int64_t taps = static_cast<int64_t>(ph.tap_rows.size()) * ntb;
+    const T* src_g = p_.src + g * p_.kc;
+    for (int64_t t = bb; t < be; ++t) {
+      const int64_t m0 = t * MR_, mr = std::min(MR_, M - m0);
+      T** ct = c_.data() + (slot * tiles_ + t - bb) * MR_;
+      const T** at = a_.data() + (slot * tiles_ + t - bb) * ctaps_ * MR_;
+      for (int64_t m = 0; m < MR_; ++m) {
+        const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
+        pn_[m] = pix / (ph.rows * ph.cols);
+        pu_[m] = pix / ph.cols % ph.rows;
+        pv_[m] = pix % ph.cols;
+        ct[m] = p_.result +
+                ((pn_[m] * p_.res_h + ph.row0 + pu_[m] * ph.row_step) * p_.res_w + ph.col0 +
+                 pv_[m] * ph.col_step) *
+                    p_.res_c +
+                g * p_.cols;
+      }
+      for (int64_t tt = tap0; tt < std::min(taps, tap0 + ctaps_); ++tt) {
+        const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
+        for (int64_t m = 0; m < MR_; ++m) {
+          const int64_t sr = pu_[m] * ph.src_row_step + ro;
+          const int64_t sc = pv_[m] * ph.src_col_step + co;
+          at[(tt - tap0) * MR_ + m] =
+              (sr >= 0 && sr < p_.src_h && sc >= 0 && sc < p_.src_w)
+                  ? src_g + ((pn_[m] * p_.src_h + sr) * p_.src_w + sc) * p_.src_c
+                  : zeros_;
+        }
+      }
+    }
+  }
+
+ private:
+  const ImplicitGemm<T>& p_;
+  const T* zeros_;
+  int64_t MR_, tiles_, ctaps_;
+  std::vector<T*> c_;
+  std::vector<const T*> a_;
+  std::vector<int64_t> pn_, pu_, pv_;
+};
+
+}  // namespace
 
 template <class T>
 bool run_implicit_gemm(const ImplicitGemm<T>& p) {
@@ -54,44 +178,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
     base[i] = total;
     total += size[i] * p.groups * nblocks;
   }
-  T* const packed = scratch_array<T>(ScratchSlot::packed_filter, total);
-  struct Item {
-    std::size_t phase;
-    int64_t g, nb;
-  };
-  std::vector<Item> items;
-  for (std::size_t i = 0; i < nph; ++i)
-    if (size[i] > 0)
-      for (int64_t g = 0; g < p.groups; ++g)
-        for (int64_t nb = 0; nb < nblocks; ++nb) items.push_back({i, g, nb});
   const int threads = thread_count();
-  const int64_t nitems = static_cast<int64_t>(items.size());
-  int nonfinite = 0;
-#pragma omp parallel for num_threads(threads) schedule(dynamic) \
-    reduction(|                                                 \
-              : nonfinite) if (threads > 1 && nitems > 1)
-  for (int64_t it = 0; it < nitems; ++it) {
-    const Item& x = items[it];
-    const Phase& ph = p.phases[x.phase];
-    const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
-    const int64_t j0 = x.nb * NR;
-    T* dst = packed + base[x.phase] + (x.g * nblocks + x.nb) * size[x.phase];
-    for (int64_t t = 0; t < ntaps[x.phase]; ++t) {
-      const int64_t a = ph.tap_rows[t / ntb], b = ph.tap_cols[t % ntb];
-      const T* wt = p.w + (a * p.KW + b) * p.Cf * p.O + x.g * p.Og;  // w[a, b, 0, g*Og]
-      PackPanel<T> pp;
-      // forward: B[k][j] = w[a, b, k, g*Og + j0 + j]; transposed: w[a, b, j0 + j, g*Og + k]
-      pp.src = p.transposed ? wt + j0 * p.O : wt + j0;
-      pp.ld = p.O;
-      pp.kc = p.kc;
-      pp.nj = std::min(NR, p.cols - j0);
-      pp.NR = NR;
-      pp.transposed = p.transposed;
-      pp.dst = dst + t * p.kc * NR;
-      nonfinite |= !kt.pack(pp);
-    }
-  }
-  if (nonfinite) return false;
 
   Buffer<T> zeros(std::max<int64_t>(p.kc, 1));
   zeros.zero();
@@ -105,8 +192,10 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
       p.kc <= budget ? std::max<int64_t>(1, budget / std::max<int64_t>(p.kc, 1)) : 1;
   const int64_t slices = p.kc <= budget ? 1 : (p.kc + budget - 1) / budget;
   const int64_t slice_k = (p.kc + slices - 1) / slices;
+  const Chunks chunks{chunk_taps, slices, slice_k, p.kc};
   int64_t max_taps = 0;
   for (int64_t t : ntaps) max_taps = std::max(max_taps, t);
+  const int64_t ctaps = std::min(max_taps, chunk_taps);  // taps of the largest chunk
   // Panels per group: as many whole panels (every tap, all kc) as fit panel_bytes together, in
   // groups of near-equal size; one when a panel alone is larger.
   const int64_t panel_size = std::max<int64_t>(1, max_taps * p.kc * NR * elem);
@@ -114,9 +203,91 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   const int64_t ngroups = (nblocks + max_group - 1) / max_group;
   const int64_t group_size = (nblocks + ngroups - 1) / ngroups;
   // Tiles per block: the block's source rows (MR rows of a chunk's k per tap) fit a quarter of L2.
-  const int64_t tile_bytes =
-      std::max<int64_t>(1, MR * std::min(max_taps, chunk_taps) * std::min(p.kc, slice_k) * elem);
+  const int64_t tile_bytes = std::max<int64_t>(1, MR * ctaps * std::min(p.kc, slice_k) * elem);
   const int64_t tiles_per_block = std::clamp<int64_t>(cache.l2 / 4 / tile_bytes, 4, 64);
+
+  // The (phase, group, panel) items, packed in parallel.
+  struct Item {
+    std::size_t phase;
+    int64_t g, nb;
+  };
+  std::vector<Item> items;
+  for (std::size_t i = 0; i < nph; ++i)
+    if (p.phases[i].rows * p.phases[i].cols > 0)  // a phase without taps: zeros to write
+      for (int64_t g = 0; g < p.groups; ++g)
+        for (int64_t nb = 0; nb < nblocks; ++nb) items.push_back({i, g, nb});
+  const int64_t nitems = static_cast<int64_t>(items.size());
+
+  // Panel-major order, when the packed filter is large beside the source (DCGAN's g2: 13 MB of
+  // filter for 256 KB of out_backprop; ResNet's conv5: 9.4 MB for 800 KB): each item packs one
+  // chunk of its panel at a time into a buffer that stays in L2 and runs every result pixel
+  // tile of its phase through it, so the filter is read once and never written out packed, and
+  // only the small source is read once per panel. Items split their tiles into a few parts where
+  // they are too few to keep every thread busy (each part packs its chunks itself). Measured
+  // 2026-11-25, 2 threads, optimized's medians with the same binary's old order interleaved:
+  // DCGAN g2 backprop input and conv2d_transpose 4.8-5.1 -> 4.4-4.8 ms on AVX-512, 5.7 ->
+  // 5.2-5.5 ms on AVX2; ResNet conv5 9.0 -> 8.6-8.9 ms on AVX-512, unchanged on AVX2; ResNet
+  // conv4 (2.4 MB beside 1.6 MB) slower, so the rule asks for a filter four times the source.
+  const int64_t src_bytes = p.N * p.src_h * p.src_w * p.src_c * elem;
+  if (total * elem > 4 * src_bytes) {
+    int64_t max_tiles = 1;
+    for (const Phase& ph : p.phases)
+      max_tiles = std::max(max_tiles, (p.N * ph.rows * ph.cols + MR - 1) / MR);
+    const int64_t parts =
+        std::clamp<int64_t>((4 * threads + nitems - 1) / std::max<int64_t>(nitems, 1), 1,
+                            std::max<int64_t>(1, max_tiles / tiles_per_block));
+    const int64_t nwork = nitems * parts;
+    int nonfinite = 0;
+#pragma omp parallel num_threads(threads) reduction(| : nonfinite) if (threads > 1 && nwork > 1)
+    {
+      // Each thread's own scratch (kept between calls: no fresh pages per call).
+      T* const chunk =
+          scratch_array<T>(ScratchSlot::packed_filter, ctaps * std::min(p.kc, slice_k) * NR);
+      BlockTables<T> tables(p, zeros.data(), MR, tiles_per_block, ctaps, 1);
+#pragma omp for schedule(dynamic)
+      for (int64_t w = 0; w < nwork; ++w) {
+        const Item& x = items[w / parts];
+        const Phase& ph = p.phases[x.phase];
+        const int64_t M = p.N * ph.rows * ph.cols, taps = ntaps[x.phase];
+        int64_t t0, t1;
+        split_range((M + MR - 1) / MR, static_cast<int>(parts), static_cast<int>(w % parts), &t0,
+                    &t1);
+        if (t0 >= t1) continue;
+        IgemmTile<T> tile;
+        tile.nr = std::min(NR, p.cols - x.nb * NR);
+        tile.c_off = x.nb * NR;
+        tile.b = chunk;
+        for (int64_t ch = 0; ch < chunks.count(taps); ++ch) {
+          const int64_t tap0 = chunks.apply(ch, taps, &tile);
+          nonfinite |= !pack_chunk(p, kt, x.phase, x.g, x.nb, NR, tap0, tap0 + tile.taps,
+                                   tile.a_off, tile.kc, chunk);
+          for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
+            const int64_t te = std::min(t1, tb + tiles_per_block);
+            tables.fill(ph, x.g, tb, te, 0, tap0);
+            for (int64_t t = tb; t < te; ++t) {
+              tile.a = tables.a(0, t - tb);
+              tile.c = tables.c(0, t - tb);
+              tile.mr = std::min(MR, M - t * MR);
+              kernel(tile);
+            }
+          }
+        }
+      }
+    }
+    return nonfinite == 0;  // when false, the caller's direct path overwrites every result
+  }
+
+  T* const packed = scratch_array<T>(ScratchSlot::packed_filter, total);
+  int nonfinite = 0;
+#pragma omp parallel for num_threads(threads) schedule(dynamic) \
+    reduction(|                                                 \
+              : nonfinite) if (threads > 1 && nitems > 1)
+  for (int64_t it = 0; it < nitems; ++it) {
+    const Item& x = items[it];
+    T* dst = packed + base[x.phase] + (x.g * nblocks + x.nb) * size[x.phase];
+    nonfinite |= !pack_chunk(p, kt, x.phase, x.g, x.nb, NR, 0, ntaps[x.phase], 0, p.kc, dst);
+  }
+  if (nonfinite) return false;
 
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
@@ -125,65 +296,27 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 #else
     const int tid = 0, nt = 1;
 #endif
-    // A block's row pointers, worked out once per block and reused by every panel and chunk:
-    // result rows [tile][MR], source rows [tile][tap][MR] at k = 0 (a padding tap: zeros); two
-    // such tables, this block's and the next one's. A table holds one chunk's taps (ctaps): a
+    // Two tables, this block's and the next one's. A table holds one chunk's taps (ctaps): a
     // filter of more taps than a chunk takes (a huge or very thin one) refills it per chunk, so
     // the tables stay within a few times what the block's source rows take in L2.
-    const int64_t ctaps = std::min(max_taps, chunk_taps);
-    std::vector<T*> c(static_cast<std::size_t>(2 * tiles_per_block * MR));
-    std::vector<const T*> a(static_cast<std::size_t>(2 * tiles_per_block * ctaps * MR));
-    std::vector<int64_t> pn(MR), pu(MR), pv(MR);
+    BlockTables<T> tables(p, zeros.data(), MR, tiles_per_block, ctaps, 2);
     for (std::size_t i = 0; i < nph; ++i) {
       const Phase& ph = p.phases[i];
       const int64_t M = p.N * ph.rows * ph.cols;
       if (M == 0) continue;
-      const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
       const int64_t taps = ntaps[i];
       const int64_t tiles = (M + MR - 1) / MR;
       int64_t t0, t1;
       split_range(tiles, nt, tid, &t0, &t1);
-      const int64_t tap_groups = std::max<int64_t>(1, (taps + chunk_taps - 1) / chunk_taps);
       for (int64_t g = 0; g < p.groups; ++g) {
-        const T* src_g = p.src + g * p.kc;
         for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
-          // Fills table `slot` with the row pointers of tiles [bb, be), taps [tap0, tap0 +
-          // ctaps).
-          auto fill = [&](int64_t bb, int64_t be, int slot, int64_t tap0) {
-            for (int64_t t = bb; t < be; ++t) {
-              const int64_t m0 = t * MR, mr = std::min(MR, M - m0);
-              T** ct = c.data() + (slot * tiles_per_block + t - bb) * MR;
-              const T** at = a.data() + (slot * tiles_per_block + t - bb) * ctaps * MR;
-              for (int64_t m = 0; m < MR; ++m) {
-                const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
-                pn[m] = pix / (ph.rows * ph.cols);
-                pu[m] = pix / ph.cols % ph.rows;
-                pv[m] = pix % ph.cols;
-                ct[m] = p.result +
-                        ((pn[m] * p.res_h + ph.row0 + pu[m] * ph.row_step) * p.res_w + ph.col0 +
-                         pv[m] * ph.col_step) *
-                            p.res_c +
-                        g * p.cols;
-              }
-              for (int64_t tt = tap0; tt < std::min(taps, tap0 + ctaps); ++tt) {
-                const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
-                for (int64_t m = 0; m < MR; ++m) {
-                  const int64_t sr = pu[m] * ph.src_row_step + ro;
-                  const int64_t sc = pv[m] * ph.src_col_step + co;
-                  at[(tt - tap0) * MR + m] =
-                      (sr >= 0 && sr < p.src_h && sc >= 0 && sc < p.src_w)
-                          ? src_g + ((pn[m] * p.src_h + sr) * p.src_w + sc) * p.src_c
-                          : zeros.data();
-                }
-              }
-            }
-          };
           // With one chunk of taps (nearly every layer) a block's table serves all its panels
           // and the next block's is filled ahead; with several, each chunk refills it.
-          const bool one_chunk = tap_groups == 1;
+          const bool one_chunk = chunks.count(taps) == slices;
           int cur = 0;
-          if (one_chunk && t0 < t1) fill(t0, std::min(t1, t0 + tiles_per_block), cur, 0);
+          if (one_chunk && t0 < t1)
+            tables.fill(ph, g, t0, std::min(t1, t0 + tiles_per_block), cur, 0);
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
             const int64_t ne = std::min(t1, te + tiles_per_block);
@@ -193,30 +326,23 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // ResNet's 1x1 backprop input 0.93 -> 1.10 of oneDNN on AVX2, 1.03 -> 1.10 on AVX-512,
             // 1 thread, 2026-11-25; with several taps, and prefetching the result rows, no gain).
             const bool pf = ne > te && taps == 1;
-            if (one_chunk && ne > te) fill(te, ne, 1 - cur, 0);
+            if (one_chunk && ne > te) tables.fill(ph, g, te, ne, 1 - cur, 0);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;
               tile.nr = std::min(NR, p.cols - nb * NR);
               tile.c_off = nb * NR;
-              for (int64_t ch = 0; ch < tap_groups * slices; ++ch) {
-                const int64_t tap0 = ch / slices * chunk_taps;
-                const int64_t tap1 = std::min(taps, tap0 + chunk_taps);
-                const int64_t k0 = ch % slices * slice_k;
-                tile.taps = tap1 - tap0;
-                tile.kc = std::min(slice_k, p.kc - k0);
-                tile.a_off = k0;
-                tile.b = panel + (tap0 * p.kc + k0) * NR;
-                tile.accumulate = ch > 0;
-                if (!one_chunk && ch % slices == 0) fill(tb, te, cur, tap0);
+              for (int64_t ch = 0; ch < chunks.count(taps); ++ch) {
+                const int64_t tap0 = chunks.apply(ch, taps, &tile);
+                tile.b = panel + (tap0 * p.kc + tile.a_off) * NR;
+                if (!one_chunk && ch % slices == 0) tables.fill(ph, g, tb, te, cur, tap0);
                 for (int64_t t = tb; t < te; ++t) {
-                  tile.a = a.data() + (cur * tiles_per_block + t - tb) * ctaps * MR;  // at tap0
-                  tile.c = c.data() + (cur * tiles_per_block + t - tb) * MR;
+                  tile.a = tables.a(cur, t - tb);  // at tap0
+                  tile.c = tables.c(cur, t - tb);
                   tile.mr = std::min(MR, M - t * MR);
                   kernel(tile);
                   if (pf && nb == nb0 && ch == 0 && te + (t - tb) < ne) {
-                    const int64_t nx = (1 - cur) * tiles_per_block + t - tb;
-                    const T* const* an = a.data() + nx * ctaps * MR;
+                    const T* const* an = tables.a(1 - cur, t - tb);
                     for (int64_t q = 0; q < taps * MR; ++q) {
                       const char* r = reinterpret_cast<const char*>(an[q]);
                       for (int64_t l = 0; l < p.kc * elem; l += kLine)

@@ -226,7 +226,6 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
   const char* const problems[] = {
       "conv2d_backprop_input:input=2x7x9x64,filter=1x1x64x256",
       "conv2d_backprop_input:input=3x5x7x37,filter=1x1x37x83",
-      "conv2d_backprop_input:input=1x4x5x256,filter=3x3x256x200,padding=SAME",
       "conv2d_backprop_input:input=2x9x9x20,filter=1x1x20x24,stride=2x2",
       "conv2d_backprop_input:input=2x9x8x20,filter=1x1x20x24,stride=3x2,padding=VALID",
       "conv2d_backprop_input:input=2x6x7x16,filter=1x1x16x40,padding=1:2:0:1",
@@ -235,9 +234,19 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       // tap) its source rows prefetched by the first panel's pass
       "conv2d_backprop_input:input=2x20x24x64,filter=1x1x64x48",
       "conv2d_backprop_input:input=2x20x24x16,filter=3x3x16x24,padding=SAME",
-      // taps in several chunks (the tables refilled per chunk) and a tap in several slices
-      "conv2d_backprop_input:input=2x5x4x16,filter=3x3x16x1024,padding=SAME",
+      // taps in several chunks (the tables refilled per chunk) and a tap in several slices, with
+      // the filter packed ahead (its packed size at most four times the source's)
+      "conv2d_backprop_input:input=3x5x4x16,filter=3x3x16x1024,padding=SAME",
+      "conv2d_backprop_input:input=2x6x5x4,filter=1x1x4x20000",
+      // panel-major order (a packed filter over four times the source): chunks, slices, a phase
+      // without taps, groups, forward conv2d, and items split into parts (one panel, many tiles)
+      "conv2d_backprop_input:input=1x4x5x256,filter=3x3x256x200,padding=SAME",
       "conv2d_backprop_input:input=1x3x4x4,filter=3x3x4x9000,padding=SAME",
+      "conv2d_backprop_input:input=2x8x8x8,filter=5x5x8x64,stride=2x2,dilation=2x1,padding=SAME",
+      "conv2d_transpose:input=2x8x8x24,filter=5x5x24x96,stride=2x2,padding=SAME",
+      "conv2d_backprop_input:input=1x4x4x32,filter=3x3x16x64,padding=SAME",
+      "conv2d:input=2x3x3x64,filter=3x3x64x96,padding=SAME",
+      "conv2d_backprop_input:input=1x6x10x64,filter=3x3x64x256,padding=SAME",
       "conv2d_backprop_filter:input=4x16x16x8,filter=1x1x8x16",
       // 1x1 rows wider than an eighth of L2: a block per row, the next one prefetched
       "conv2d_backprop_filter:input=2x6x200x64,filter=1x1x64x100",
