@@ -72,9 +72,12 @@ bool pack_chunk(const ImplicitGemm<T>& p, const KernelTable<T>& kt, std::size_t 
 // later ones add.
 struct Chunks {
   int64_t chunk_taps = 1, slices = 1, slice_k = 0, kc = 0;
-  int64_t count(int64_t ntaps) const {
-    return std::max<int64_t>(1, (ntaps + chunk_taps - 1) / chunk_taps) * slices;
+  // Groups of whole taps (a phase without taps still has one, which writes zeros); each group
+  // runs in `slices` chunks.
+  int64_t tap_groups(int64_t ntaps) const {
+    return std::max<int64_t>(1, (ntaps + chunk_taps - 1) / chunk_taps);
   }
+  int64_t count(int64_t ntaps) const { return tap_groups(ntaps) * slices; }
   // Sets the tile's taps, kc, a_off and accumulate for chunk ch; returns its first tap.
   template <class T>
   int64_t apply(int64_t ch, int64_t ntaps, IgemmTile<T>* tile) const {
@@ -225,7 +228,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   // only the small source is read once per panel. Items split their tiles into a few parts where
   // they are too few to keep every thread busy (each part packs its chunks itself). Measured
   // 2026-11-25, 2 threads, optimized's medians with the same binary's old order interleaved:
-  // DCGAN g2 backprop input and conv2d_transpose 4.8-5.1 -> 4.4-4.8 ms on AVX-512, 5.7 ->
+  // DCGAN g2 backprop input and conv2d_transpose 4.8-5.9 -> 4.4-4.8 ms on AVX-512, 5.7 ->
   // 5.2-5.5 ms on AVX2; ResNet conv5 9.0 -> 8.6-8.9 ms on AVX-512, unchanged on AVX2; ResNet
   // conv4 (2.4 MB beside 1.6 MB) slower, so the rule asks for a filter four times the source.
   const int64_t src_bytes = p.N * p.src_h * p.src_w * p.src_c * elem;
@@ -313,7 +316,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
           // With one chunk of taps (nearly every layer) a block's table serves all its panels
           // and the next block's is filled ahead; with several, each chunk refills it.
-          const bool one_chunk = chunks.count(taps) == slices;
+          const bool one_chunk = chunks.tap_groups(taps) == 1;
           int cur = 0;
           if (one_chunk && t0 < t1)
             tables.fill(ph, g, t0, std::min(t1, t0 + tiles_per_block), cur, 0);

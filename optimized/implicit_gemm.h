@@ -45,7 +45,9 @@ struct ImplicitGemm {
 };
 
 /// Computes every result element of every phase (phases must cover the result), and returns true;
-/// or, when a filter element it would use is Inf or NaN, computes nothing and returns false.
+/// or, when a filter element it would use is Inf or NaN, returns false with the result unspecified
+/// (packed ahead, nothing is written; panel-major, some elements may be): the caller's direct path
+/// then writes every element.
 template <class T>
 bool run_implicit_gemm(const ImplicitGemm<T>& p);
 
