@@ -7,7 +7,8 @@
 // Blocking, from the cache sizes the OS reports (internal.h: cache_sizes()):
 //  - the reduction (taps x kc) in chunks whose packed panel fits half of L2 (whole taps, or slices
 //    of one tap's channels when a tap alone is larger);
-//  - result pixels in tiles of MR, and tiles in blocks whose source rows fit a quarter of L2;
+//  - result pixels in tiles of MR (in border-class order: pixel_order), and tiles in blocks
+//    whose source rows fit a quarter of L2;
 //  - panels in groups whose packed panels together fit half of L2: a block of tiles runs through
 //    every panel of its group (and each panel's chunks) before the next block, so the block's
 //    source rows (out_backprop for backprop input) are read from memory once per group, not once
@@ -91,9 +92,80 @@ struct Chunks {
   }
 };
 
+// The order in which a phase's result pixels are cut into tiles: grouped by which of the
+// phase's taps are padding for them (a pixel near the border has fewer taps than one inside),
+// classes with more taps first, so that nearly every tile's pixels share their taps and the tile
+// skips the ones that are padding for all of them (BlockTables). Empty when every pixel has
+// every tap (the plain order). A pixel's result does not depend on its tile, so this changes no
+// result bit (a skipped tap would only have added products of the zeros row: +-0, and a sum
+// that starts at +0 never becomes -0; checked bit for bit against the plain order). DCGAN g2's
+// backprop input (5x5 taps, stride 2, 4x4 phase grids) formed 29 % padding products in the plain
+// order, 5 % in this one (MR = 6); ResNet conv5 15 % -> 3 %. Classes are taken per run of images
+// (not across the whole batch): across it, ResNet conv4 and the dilated layer read their
+// border source rows back from L3 and ran 2-4 % slower than the plain order instead of faster.
+// Measured 2026-11-25, 2 threads, optimized's medians against the previous build interleaved:
+// g2 4.7-4.8 -> 3.7-4.1 ms (AVX-512), 5.3-5.7 -> 4.6-4.8 ms (AVX2); conv5 8.9-9.3 -> 7.6-7.9 ms,
+// 9.7-9.9 -> 8.5-8.8 ms; conv4 8.6 -> 8.1 ms, 9.0 -> 8.4-8.7 ms; dilated 2.2 -> 2.0-2.1 ms.
+template <class T>
+std::vector<int64_t> pixel_order(const ImplicitGemm<T>& p, const Phase& ph, int64_t mr) {
+  // Each grid row's (column's) tap rows (columns) inside the source, as a class id.
+  auto classes = [](int64_t n, int64_t step, const std::vector<int64_t>& off, int64_t size,
+                    std::vector<std::vector<char>>* valid) {
+    std::vector<int64_t> id(static_cast<std::size_t>(n));
+    for (int64_t u = 0; u < n; ++u) {
+      std::vector<char> v(off.size());
+      for (std::size_t a = 0; a < off.size(); ++a) {
+        const int64_t s = u * step + off[a];
+        v[a] = s >= 0 && s < size;
+      }
+      const auto it = std::find(valid->begin(), valid->end(), v);
+      id[u] = it - valid->begin();
+      if (it == valid->end()) valid->push_back(std::move(v));
+    }
+    return id;
+  };
+  std::vector<std::vector<char>> rv, cv;
+  const std::vector<int64_t> rid = classes(ph.rows, ph.src_row_step, ph.row_off, p.src_h, &rv);
+  const std::vector<int64_t> cid = classes(ph.cols, ph.src_col_step, ph.col_off, p.src_w, &cv);
+  if (rv.size() <= 1 && cv.size() <= 1) return {};
+  struct Class {
+    int64_t taps, r, c;
+  };
+  std::vector<Class> cls;
+  auto count = [](const std::vector<char>& v) { return std::count(v.begin(), v.end(), 1); };
+  for (std::size_t r = 0; r < rv.size(); ++r)
+    for (std::size_t c = 0; c < cv.size(); ++c)
+      cls.push_back(
+          {count(rv[r]) * count(cv[c]), static_cast<int64_t>(r), static_cast<int64_t>(c)});
+  // More taps first; among equals, by the validity patterns (neighbouring classes share taps).
+  std::sort(cls.begin(), cls.end(), [&](const Class& x, const Class& y) {
+    if (x.taps != y.taps) return x.taps > y.taps;
+    if (rv[x.r] != rv[y.r]) return rv[x.r] > rv[y.r];
+    return cv[x.c] > cv[y.c];
+  });
+  // Images in runs that each hold many tiles per class, so that a tile rarely straddles two
+  // classes, while a run's source pixels are read close together in time.
+  const int64_t per_image = std::max<int64_t>(1, ph.rows * ph.cols);
+  const int64_t run = std::clamp<int64_t>(
+      (static_cast<int64_t>(cls.size()) * mr * 8 + per_image - 1) / per_image, 1, p.N);
+  // Each class's grid rows and columns (so that the order costs O(pixels + classes x images)).
+  std::vector<std::vector<int64_t>> rows(rv.size()), cols(cv.size());
+  for (int64_t u = 0; u < ph.rows; ++u) rows[rid[u]].push_back(u);
+  for (int64_t v = 0; v < ph.cols; ++v) cols[cid[v]].push_back(v);
+  std::vector<int64_t> order;
+  order.reserve(static_cast<std::size_t>(p.N * ph.rows * ph.cols));
+  for (int64_t n0 = 0; n0 < p.N; n0 += run)
+    for (const Class& k : cls)
+      for (int64_t n = n0; n < std::min(p.N, n0 + run); ++n)
+        for (int64_t u : rows[k.r])
+          for (int64_t v : cols[k.c]) order.push_back((n * ph.rows + u) * ph.cols + v);
+  return order;
+}
+
 // A thread's row-pointer tables, worked out once per block of tiles and reused by every panel
-// and chunk: result rows [tile][MR], source rows [tile][tap][MR] at k = 0 (a padding tap: the
-// zeros row), in `slots` tables of `tiles` tiles and `ctaps` taps (one chunk's).
+// and chunk: result rows [tile][MR], and per tile the chunk's taps that are not padding for
+// all of its pixels, with their source rows [tap][MR] at k = 0 (the zeros row for a pixel the
+// tap is padding for); in `slots` tables of `tiles` tiles and `ctaps` taps (one chunk's).
 template <class T>
 class BlockTables {
  public:
@@ -106,6 +178,8 @@ class BlockTables {
         ctaps_(ctaps),
         c_(static_cast<std::size_t>(slots * tiles * MR)),
         a_(static_cast<std::size_t>(slots * tiles * ctaps * MR)),
+        tap_(static_cast<std::size_t>(slots * tiles * ctaps)),
+        ntap_(static_cast<std::size_t>(slots * tiles)),
         pn_(MR),
         pu_(MR),
         pv_(MR) {}
@@ -114,10 +188,24 @@ class BlockTables {
   const T* const* a(int slot, int64_t tile) const {
     return a_.data() + (slot * tiles_ + tile) * ctaps_ * MR_;
   }
+  // The tile's taps (indices into the chunk's), and how many.
+  const int32_t* tap(int slot, int64_t tile) const {
+    return tap_.data() + (slot * tiles_ + tile) * ctaps_;
+  }
+  int64_t taps(int slot, int64_t tile) const { return ntap_[slot * tiles_ + tile]; }
+  // Sets the tile's a, tap, taps and c from table `slot`.
+  void set(int slot, int64_t tile, IgemmTile<T>* x) const {
+    x->a = a(slot, tile);
+    x->tap = tap(slot, tile);
+    x->taps = taps(slot, tile);
+    x->c = c(slot, tile);
+  }
 
-  // Fills table `slot` with tiles [bb, be) (at most `tiles`) of phase ph, group g, for taps
-  // [tap0, tap0 + ctaps) of the phase's.
-  void fill(const Phase& ph, int64_t g, int64_t bb, int64_t be, int slot, int64_t tap0) {
+  // Fills table `slot` with tiles [bb, be) (at most `tiles`) of phase ph (its pixels in `order`,
+  // pixel_order's, or the plain order when empty), group g, for taps [tap0, tap0 + ctaps) of the
+  // phase's.
+  void fill(const Phase& ph, const std::vector<int64_t>& order, int64_t g, int64_t bb, int64_t be,
+            int slot, int64_t tap0) {
     const int64_t M = p_.N * ph.rows * ph.cols;
     const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
     const int64_t taps = static_cast<int64_t>(ph.tap_rows.size()) * ntb;
@@ -126,8 +214,10 @@ class BlockTables {
       const int64_t m0 = t * MR_, mr = std::min(MR_, M - m0);
       T** ct = c_.data() + (slot * tiles_ + t - bb) * MR_;
       const T** at = a_.data() + (slot * tiles_ + t - bb) * ctaps_ * MR_;
+      int32_t* tt_list = tap_.data() + (slot * tiles_ + t - bb) * ctaps_;
       for (int64_t m = 0; m < MR_; ++m) {
-        const int64_t pix = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
+        const int64_t q = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
+        const int64_t pix = order.empty() ? q : order[static_cast<std::size_t>(q)];
         pn_[m] = pix / (ph.rows * ph.cols);
         pu_[m] = pix / ph.cols % ph.rows;
         pv_[m] = pix % ph.cols;
@@ -137,17 +227,21 @@ class BlockTables {
                     p_.res_c +
                 g * p_.cols;
       }
+      int64_t listed = 0;
       for (int64_t tt = tap0; tt < std::min(taps, tap0 + ctaps_); ++tt) {
         const int64_t ro = ph.row_off[tt / ntb], co = ph.col_off[tt % ntb];
+        bool inside = false;
         for (int64_t m = 0; m < MR_; ++m) {
           const int64_t sr = pu_[m] * ph.src_row_step + ro;
           const int64_t sc = pv_[m] * ph.src_col_step + co;
-          at[(tt - tap0) * MR_ + m] =
-              (sr >= 0 && sr < p_.src_h && sc >= 0 && sc < p_.src_w)
-                  ? src_g + ((pn_[m] * p_.src_h + sr) * p_.src_w + sc) * p_.src_c
-                  : zeros_;
+          const bool in = sr >= 0 && sr < p_.src_h && sc >= 0 && sc < p_.src_w;
+          inside |= in;
+          at[listed * MR_ + m] =
+              in ? src_g + ((pn_[m] * p_.src_h + sr) * p_.src_w + sc) * p_.src_c : zeros_;
         }
+        if (inside) tt_list[listed++] = static_cast<int32_t>(tt - tap0);
       }
+      ntap_[slot * tiles_ + t - bb] = listed;
     }
   }
 
@@ -157,6 +251,8 @@ class BlockTables {
   int64_t MR_, tiles_, ctaps_;
   std::vector<T*> c_;
   std::vector<const T*> a_;
+  std::vector<int32_t> tap_;
+  std::vector<int64_t> ntap_;
   std::vector<int64_t> pn_, pu_, pv_;
 };
 
@@ -220,6 +316,8 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
       for (int64_t g = 0; g < p.groups; ++g)
         for (int64_t nb = 0; nb < nblocks; ++nb) items.push_back({i, g, nb});
   const int64_t nitems = static_cast<int64_t>(items.size());
+  std::vector<std::vector<int64_t>> order(nph);
+  for (std::size_t i = 0; i < nph; ++i) order[i] = pixel_order(p, p.phases[i], MR);
 
   // Panel-major order, when the packed filter is large beside the source (DCGAN's g2: 13 MB of
   // filter for 256 KB of out_backprop; ResNet's conv5: 9.4 MB for 800 KB): each item packs one
@@ -266,10 +364,9 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                                    tile.a_off, tile.kc, chunk);
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
-            tables.fill(ph, x.g, tb, te, 0, tap0);
+            tables.fill(ph, order[x.phase], x.g, tb, te, 0, tap0);
             for (int64_t t = tb; t < te; ++t) {
-              tile.a = tables.a(0, t - tb);
-              tile.c = tables.c(0, t - tb);
+              tables.set(0, t - tb, &tile);
               tile.mr = std::min(MR, M - t * MR);
               kernel(tile);
             }
@@ -319,7 +416,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           const bool one_chunk = chunks.tap_groups(taps) == 1;
           int cur = 0;
           if (one_chunk && t0 < t1)
-            tables.fill(ph, g, t0, std::min(t1, t0 + tiles_per_block), cur, 0);
+            tables.fill(ph, order[i], g, t0, std::min(t1, t0 + tiles_per_block), cur, 0);
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
             const int64_t ne = std::min(t1, te + tiles_per_block);
@@ -329,7 +426,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // ResNet's 1x1 backprop input 0.93 -> 1.10 of oneDNN on AVX2, 1.03 -> 1.10 on AVX-512,
             // 1 thread, 2026-11-25; with several taps, and prefetching the result rows, no gain).
             const bool pf = ne > te && taps == 1;
-            if (one_chunk && ne > te) tables.fill(ph, g, te, ne, 1 - cur, 0);
+            if (one_chunk && ne > te) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;
@@ -338,15 +435,14 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
               for (int64_t ch = 0; ch < chunks.count(taps); ++ch) {
                 const int64_t tap0 = chunks.apply(ch, taps, &tile);
                 tile.b = panel + (tap0 * p.kc + tile.a_off) * NR;
-                if (!one_chunk && ch % slices == 0) tables.fill(ph, g, tb, te, cur, tap0);
+                if (!one_chunk && ch % slices == 0) tables.fill(ph, order[i], g, tb, te, cur, tap0);
                 for (int64_t t = tb; t < te; ++t) {
-                  tile.a = tables.a(cur, t - tb);  // at tap0
-                  tile.c = tables.c(cur, t - tb);
+                  tables.set(cur, t - tb, &tile);  // the chunk's taps, from tap0
                   tile.mr = std::min(MR, M - t * MR);
                   kernel(tile);
                   if (pf && nb == nb0 && ch == 0 && te + (t - tb) < ne) {
                     const T* const* an = tables.a(1 - cur, t - tb);
-                    for (int64_t q = 0; q < taps * MR; ++q) {
+                    for (int64_t q = 0; q < tables.taps(1 - cur, t - tb) * MR; ++q) {
                       const char* r = reinterpret_cast<const char*>(an[q]);
                       for (int64_t l = 0; l < p.kc * elem; l += kLine)
                         __builtin_prefetch(r + l, 0, 2);

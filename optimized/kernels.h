@@ -89,15 +89,19 @@ enum class Isa { generic, avx2, avx512 };
 const char* isa_name(Isa isa);
 
 /// One MR x NR tile of an implicit GEMM: C[m][n] (+)= sum_t sum_k a[t*MR + m][a_off + k] *
-/// b[(t*kc + k)*NR + n], with C[m] at c[m] + c_off, for m < mr, n < nr.
+/// b[(tap(t)*kc + k)*NR + n], with C[m] at c[m] + c_off, for m < mr, n < nr, where tap(t) is
+/// tap[t] (or t when tap is null).
 template <class T>
 struct IgemmTile {
   int64_t taps = 0, kc = 0;
   const T* const* a = nullptr;  // [taps][MR] row pointers
   int64_t a_off = 0;            // the reduction slice's first element in every a row
-  const T* b = nullptr;         // packed panel [taps][kc][NR]
-  T* const* c = nullptr;        // [MR] result row pointers (rows >= mr unused)
-  int64_t c_off = 0;            // the panel's first column in every c row
+  const T* b = nullptr;         // packed panel [panel taps][kc][NR]
+  // Which of the panel's taps a's rows are for, in order (a tile skips a tap that is padding
+  // for every one of its pixels); null: taps 0, 1, ..., taps - 1.
+  const int32_t* tap = nullptr;
+  T* const* c = nullptr;  // [MR] result row pointers (rows >= mr unused)
+  int64_t c_off = 0;      // the panel's first column in every c row
   int64_t mr = 0, nr = 0;
   bool accumulate = false;  // C += sum (else C = sum)
 };

@@ -21,8 +21,8 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) acc[m][v] = S::zero();
   }
-  const T* b = p.b;
   for (int64_t t = 0; t < p.taps; ++t) {
+    const T* b = p.b + (p.tap ? p.tap[t] : t) * p.kc * NR;
     const T* a[MR];
 #pragma GCC unroll 64
     for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m] + p.a_off;

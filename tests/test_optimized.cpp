@@ -214,7 +214,8 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
 // (channels not a multiple of any NR, pixels not a multiple of MR), several panel groups and
 // reduction slices (a wide 3x3), 1x1 strided (a GEMM per stride phase, zero phases included),
 // 1x1 with explicit padding (padding taps read rows of zeros: not a GEMM over all pixels), several
-// blocks of pixel tiles (the next block's pointers and prefetch),
+// blocks of pixel tiles (the next block's pointers and prefetch), border classes of pixels (taps
+// skipped per tile),
 // backprop filter's reduction split into chunks (long reduction, small filter) with tails, and its
 // packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads;
 // and the depthwise gather's next-row prefetch.
@@ -247,6 +248,14 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_input:input=1x4x4x32,filter=3x3x16x64,padding=SAME",
       "conv2d:input=2x3x3x64,filter=3x3x64x96,padding=SAME",
       "conv2d_backprop_input:input=1x6x10x64,filter=3x3x64x256,padding=SAME",
+      // pixels in border-class order (pixel_order): tiles skip the taps that are padding for
+      // all their pixels, so with one tap per chunk (packed ahead, then panel-major) a tile of
+      // top-row pixels runs chunks with no tap at all (zeros stored, or nothing added); several
+      // runs of images, the last one short
+      "conv2d_backprop_input:input=1x2x30x1,filter=3x3x1x4200,padding=SAME",
+      "conv2d_backprop_input:input=1x4x60x1,filter=5x5x1x4200,stride=2x2,padding=SAME",
+      "conv2d_backprop_input:input=4x10x20x16,filter=3x3x16x24,padding=SAME",
+      "conv2d:input=3x11x19x8,filter=3x5x8x20,dilation=2x1,padding=SAME",
       "conv2d_backprop_filter:input=4x16x16x8,filter=1x1x8x16",
       // 1x1 rows wider than an eighth of L2: a block per row, the next one prefetched
       "conv2d_backprop_filter:input=2x6x200x64,filter=1x1x64x100",
