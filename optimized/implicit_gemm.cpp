@@ -7,7 +7,7 @@
 // Blocking, from the cache sizes the OS reports (internal.h: cache_sizes()):
 //  - the reduction (taps x kc) in chunks whose packed panel fits half of L2 (whole taps, or slices
 //    of one tap's channels when a tap alone is larger);
-//  - result pixels in tiles of MR (in border-class order: pixel_order), and tiles in blocks
+//  - result pixels in tiles of MR (in border-class order: PixelOrder), and tiles in blocks
 //    whose source rows fit a quarter of L2;
 //  - panels in groups whose packed panels together fit half of L2: a block of tiles runs through
 //    every panel of its group (and each panel's chunks) before the next block, so the block's
@@ -95,72 +95,97 @@ struct Chunks {
 // The order in which a phase's result pixels are cut into tiles: grouped by which of the
 // phase's taps are padding for them (a pixel near the border has fewer taps than one inside),
 // classes with more taps first, so that nearly every tile's pixels share their taps and the tile
-// skips the ones that are padding for all of them (BlockTables). Empty when every pixel has
-// every tap (the plain order). A pixel's result does not depend on its tile, so this changes no
-// result bit (a skipped tap would only have added products of the zeros row: +-0, and a sum
-// that starts at +0 never becomes -0; checked bit for bit against the plain order). DCGAN g2's
-// backprop input (5x5 taps, stride 2, 4x4 phase grids) formed 29 % padding products in the plain
-// order, 5 % in this one (MR = 6); ResNet conv5 15 % -> 3 %. Classes are taken per run of images
-// (not across the whole batch): across it, ResNet conv4 and the dilated layer read their
-// border source rows back from L3 and ran 2-4 % slower than the plain order instead of faster.
-// Measured 2026-11-25, 2 threads, optimized's medians against the previous build interleaved:
-// g2 4.7-4.8 -> 3.7-4.1 ms (AVX-512), 5.3-5.7 -> 4.6-4.8 ms (AVX2); conv5 8.9-9.3 -> 7.6-7.9 ms,
-// 9.7-9.9 -> 8.5-8.8 ms; conv4 8.6 -> 8.1 ms, 9.0 -> 8.4-8.7 ms; dilated 2.2 -> 2.0-2.1 ms.
-template <class T>
-std::vector<int64_t> pixel_order(const ImplicitGemm<T>& p, const Phase& ph, int64_t mr) {
-  // Each grid row's (column's) tap rows (columns) inside the source, as a class id.
-  auto classes = [](int64_t n, int64_t step, const std::vector<int64_t>& off, int64_t size,
-                    std::vector<std::vector<char>>* valid) {
-    std::vector<int64_t> id(static_cast<std::size_t>(n));
-    for (int64_t u = 0; u < n; ++u) {
-      std::vector<char> v(off.size());
-      for (std::size_t a = 0; a < off.size(); ++a) {
-        const int64_t s = u * step + off[a];
-        v[a] = s >= 0 && s < size;
+// skips the ones that are padding for all of them (BlockTables). A pixel's result does not depend
+// on its tile, and a skipped tap would only have added products of the zeros row (+-0), so this
+// changes no result value; on the fused (FMA) kernels only the sign of a zero result can differ
+// (a product that underflows to -0 is no longer turned into +0 by a later padding product; -0 is
+// then the correctly rounded sum). Compared against the plain order on DCGAN g2, ResNet conv5,
+// the dilated layer and g4 with random operands: identical bytes. DCGAN g2's backprop input (5x5
+// taps, stride 2, 4x4 phase grids) formed 29 % padding products in the plain order, 5 % in this
+// one (MR = 6); ResNet conv5 15 % -> 3 %. Classes are taken per run of images (not across the
+// whole batch): across it, ResNet conv4 and the dilated layer read their border source rows back
+// from L3 and ran 2-4 % slower than the plain order instead of faster. Measured 2026-11-25, 2
+// threads, optimized's medians against the previous build interleaved: g2 4.7-4.8 -> 3.7-4.1 ms
+// (AVX-512), 5.3-5.7 -> 4.6-4.8 ms (AVX2); conv5 8.9-9.3 -> 7.6-7.9 ms, 9.7-9.9 -> 8.5-8.8 ms;
+// conv4 8.6 -> 8.1 ms, 9.0 -> 8.4-8.7 ms; dilated 2.2 -> 2.0-2.1 ms.
+// Every run of images has the same classes, so the order keeps one image's pixels, class by
+// class (O(rows x cols), not O(N x rows x cols)), and maps a position to its pixel arithmetically.
+class PixelOrder {
+ public:
+  template <class T>
+  PixelOrder(const ImplicitGemm<T>& p, const Phase& ph, int64_t mr)
+      : N_(p.N), per_image_(ph.rows * ph.cols) {
+    if (N_ <= 0 || per_image_ <= 0) return;  // nothing to order
+    // Each grid row's (column's) tap rows (columns) inside the source, as a class id. A row's
+    // valid taps form an interval whose ends move monotonically, so there are at most about
+    // twice as many classes as tap rows.
+    auto classes = [](int64_t n, int64_t step, const std::vector<int64_t>& off, int64_t size,
+                      std::vector<std::vector<char>>* valid) {
+      std::vector<int64_t> id(static_cast<std::size_t>(n));
+      for (int64_t u = 0; u < n; ++u) {
+        std::vector<char> v(off.size());
+        for (std::size_t a = 0; a < off.size(); ++a) {
+          const int64_t s = u * step + off[a];
+          v[a] = s >= 0 && s < size;
+        }
+        const auto it = std::find(valid->begin(), valid->end(), v);
+        id[u] = it - valid->begin();
+        if (it == valid->end()) valid->push_back(std::move(v));
       }
-      const auto it = std::find(valid->begin(), valid->end(), v);
-      id[u] = it - valid->begin();
-      if (it == valid->end()) valid->push_back(std::move(v));
+      return id;
+    };
+    std::vector<std::vector<char>> rv, cv;
+    const std::vector<int64_t> rid = classes(ph.rows, ph.src_row_step, ph.row_off, p.src_h, &rv);
+    const std::vector<int64_t> cid = classes(ph.cols, ph.src_col_step, ph.col_off, p.src_w, &cv);
+    if (rv.size() <= 1 && cv.size() <= 1) return;  // every pixel has every tap: the plain order
+    struct Class {
+      int64_t taps, r, c;
+    };
+    std::vector<Class> cls;
+    auto count = [](const std::vector<char>& v) { return std::count(v.begin(), v.end(), 1); };
+    for (std::size_t r = 0; r < rv.size(); ++r)
+      for (std::size_t c = 0; c < cv.size(); ++c)
+        cls.push_back(
+            {count(rv[r]) * count(cv[c]), static_cast<int64_t>(r), static_cast<int64_t>(c)});
+    // More taps first; among equals, by the validity patterns (neighbouring classes share taps).
+    std::sort(cls.begin(), cls.end(), [&](const Class& x, const Class& y) {
+      if (x.taps != y.taps) return x.taps > y.taps;
+      if (rv[x.r] != rv[y.r]) return rv[x.r] > rv[y.r];
+      return cv[x.c] > cv[y.c];
+    });
+    // Images in runs that each hold many tiles per class, so that a tile rarely straddles two
+    // classes, while a run's source pixels are read close together in time.
+    run_ = std::clamp<int64_t>(
+        (static_cast<int64_t>(cls.size()) * mr * 8 + per_image_ - 1) / per_image_, 1, N_);
+    std::vector<std::vector<int64_t>> rows(rv.size()), cols(cv.size());
+    for (int64_t u = 0; u < ph.rows; ++u) rows[rid[u]].push_back(u);
+    for (int64_t v = 0; v < ph.cols; ++v) cols[cid[v]].push_back(v);
+    pix_.reserve(static_cast<std::size_t>(per_image_));
+    for (const Class& k : cls) {
+      start_.push_back(static_cast<int64_t>(pix_.size()));
+      for (int64_t u : rows[k.r])
+        for (int64_t v : cols[k.c]) pix_.push_back(u * ph.cols + v);
     }
-    return id;
-  };
-  std::vector<std::vector<char>> rv, cv;
-  const std::vector<int64_t> rid = classes(ph.rows, ph.src_row_step, ph.row_off, p.src_h, &rv);
-  const std::vector<int64_t> cid = classes(ph.cols, ph.src_col_step, ph.col_off, p.src_w, &cv);
-  if (rv.size() <= 1 && cv.size() <= 1) return {};
-  struct Class {
-    int64_t taps, r, c;
-  };
-  std::vector<Class> cls;
-  auto count = [](const std::vector<char>& v) { return std::count(v.begin(), v.end(), 1); };
-  for (std::size_t r = 0; r < rv.size(); ++r)
-    for (std::size_t c = 0; c < cv.size(); ++c)
-      cls.push_back(
-          {count(rv[r]) * count(cv[c]), static_cast<int64_t>(r), static_cast<int64_t>(c)});
-  // More taps first; among equals, by the validity patterns (neighbouring classes share taps).
-  std::sort(cls.begin(), cls.end(), [&](const Class& x, const Class& y) {
-    if (x.taps != y.taps) return x.taps > y.taps;
-    if (rv[x.r] != rv[y.r]) return rv[x.r] > rv[y.r];
-    return cv[x.c] > cv[y.c];
-  });
-  // Images in runs that each hold many tiles per class, so that a tile rarely straddles two
-  // classes, while a run's source pixels are read close together in time.
-  const int64_t per_image = std::max<int64_t>(1, ph.rows * ph.cols);
-  const int64_t run = std::clamp<int64_t>(
-      (static_cast<int64_t>(cls.size()) * mr * 8 + per_image - 1) / per_image, 1, p.N);
-  // Each class's grid rows and columns (so that the order costs O(pixels + classes x images)).
-  std::vector<std::vector<int64_t>> rows(rv.size()), cols(cv.size());
-  for (int64_t u = 0; u < ph.rows; ++u) rows[rid[u]].push_back(u);
-  for (int64_t v = 0; v < ph.cols; ++v) cols[cid[v]].push_back(v);
-  std::vector<int64_t> order;
-  order.reserve(static_cast<std::size_t>(p.N * ph.rows * ph.cols));
-  for (int64_t n0 = 0; n0 < p.N; n0 += run)
-    for (const Class& k : cls)
-      for (int64_t n = n0; n < std::min(p.N, n0 + run); ++n)
-        for (int64_t u : rows[k.r])
-          for (int64_t v : cols[k.c]) order.push_back((n * ph.rows + u) * ph.cols + v);
-  return order;
-}
+    start_.push_back(per_image_);
+  }
+
+  // The q-th pixel, as n * rows * cols + u * cols + v. Within a run of images: class by class,
+  // and within a class image by image, each image's pixels of the class in row-major order.
+  int64_t operator()(int64_t q) const {
+    if (start_.empty()) return q;
+    const int64_t n0 = q / (run_ * per_image_) * run_, nr = std::min(run_, N_ - n0);
+    const int64_t o = q - n0 * per_image_;
+    // The class k with nr * start[k] <= o < nr * start[k + 1] (empty classes never match).
+    const auto k = std::upper_bound(start_.begin(), start_.end(), o / nr) - start_.begin() - 1;
+    const int64_t in_class = o - nr * start_[k], size = start_[k + 1] - start_[k];
+    return (n0 + in_class / size) * per_image_ + pix_[start_[k] + in_class % size];
+  }
+
+ private:
+  int64_t N_, per_image_, run_ = 1;
+  std::vector<int64_t> pix_;    // one image's pixels (u * cols + v), class by class
+  std::vector<int64_t> start_;  // class k's: pix_[start_[k], start_[k + 1]); empty: plain order
+};
 
 // A thread's row-pointer tables, worked out once per block of tiles and reused by every panel
 // and chunk: result rows [tile][MR], and per tile the chunk's taps that are not padding for
@@ -201,11 +226,10 @@ class BlockTables {
     x->c = c(slot, tile);
   }
 
-  // Fills table `slot` with tiles [bb, be) (at most `tiles`) of phase ph (its pixels in `order`,
-  // pixel_order's, or the plain order when empty), group g, for taps [tap0, tap0 + ctaps) of the
-  // phase's.
-  void fill(const Phase& ph, const std::vector<int64_t>& order, int64_t g, int64_t bb, int64_t be,
-            int slot, int64_t tap0) {
+  // Fills table `slot` with tiles [bb, be) (at most `tiles`) of phase ph, its pixels taken in
+  // `order`, group g, for taps [tap0, tap0 + ctaps) of the phase's.
+  void fill(const Phase& ph, const PixelOrder& order, int64_t g, int64_t bb, int64_t be, int slot,
+            int64_t tap0) {
     const int64_t M = p_.N * ph.rows * ph.cols;
     const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
     const int64_t taps = static_cast<int64_t>(ph.tap_rows.size()) * ntb;
@@ -217,7 +241,7 @@ class BlockTables {
       int32_t* tt_list = tap_.data() + (slot * tiles_ + t - bb) * ctaps_;
       for (int64_t m = 0; m < MR_; ++m) {
         const int64_t q = m0 + std::min(m, mr - 1);  // rows past mr repeat the last
-        const int64_t pix = order.empty() ? q : order[static_cast<std::size_t>(q)];
+        const int64_t pix = order(q);
         pn_[m] = pix / (ph.rows * ph.cols);
         pu_[m] = pix / ph.cols % ph.rows;
         pv_[m] = pix % ph.cols;
@@ -316,8 +340,8 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
       for (int64_t g = 0; g < p.groups; ++g)
         for (int64_t nb = 0; nb < nblocks; ++nb) items.push_back({i, g, nb});
   const int64_t nitems = static_cast<int64_t>(items.size());
-  std::vector<std::vector<int64_t>> order(nph);
-  for (std::size_t i = 0; i < nph; ++i) order[i] = pixel_order(p, p.phases[i], MR);
+  std::vector<PixelOrder> order;
+  for (const Phase& ph : p.phases) order.emplace_back(p, ph, MR);
 
   // Panel-major order, when the packed filter is large beside the source (DCGAN's g2: 13 MB of
   // filter for 256 KB of out_backprop; ResNet's conv5: 9.4 MB for 800 KB): each item packs one

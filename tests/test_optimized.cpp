@@ -248,12 +248,12 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_input:input=1x4x4x32,filter=3x3x16x64,padding=SAME",
       "conv2d:input=2x3x3x64,filter=3x3x64x96,padding=SAME",
       "conv2d_backprop_input:input=1x6x10x64,filter=3x3x64x256,padding=SAME",
-      // pixels in border-class order (pixel_order): tiles skip the taps that are padding for
-      // all their pixels, so with one tap per chunk (packed ahead, then panel-major) a tile of
-      // top-row pixels runs chunks with no tap at all (zeros stored, or nothing added); several
-      // runs of images, the last one short
+      // pixels in border-class order (PixelOrder): tiles skip the taps that are padding for
+      // all their pixels, so with one tap row per chunk (packed ahead, then panel-major, under
+      // avx2 and avx512) a tile of top-row pixels runs chunks with no tap at all (zeros stored,
+      // or nothing added); several runs of images, the last one short (MR = 6)
       "conv2d_backprop_input:input=1x2x30x1,filter=3x3x1x4200,padding=SAME",
-      "conv2d_backprop_input:input=1x4x60x1,filter=5x5x1x4200,stride=2x2,padding=SAME",
+      "conv2d_backprop_input:input=1x4x40x1,filter=5x5x1x4200,stride=2x2,padding=SAME",
       "conv2d_backprop_input:input=4x10x20x16,filter=3x3x16x24,padding=SAME",
       "conv2d:input=3x11x19x8,filter=3x5x8x20,dilation=2x1,padding=SAME",
       "conv2d_backprop_filter:input=4x16x16x8,filter=1x1x8x16",
