@@ -24,15 +24,16 @@ namespace convcheck::opt {
 // elements the law connects it to).
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
-// walked in blocks whose input and out_backprop rows fit in L2. Inside a block, the tiles of one
-// out_backprop panel (group and NR channels; every tap and q, fewer when their filter tiles would
-// not fit half of L2) form a run. With several taps, out_backprop wider than a panel and a panel
-// one cache line per pixel (AVX2), a run walks the block in sub-blocks of rows whose panel slice
-// sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
-// channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
-// every tile streamed them from L2 (the bound of AVX2's narrow 16-column tiles). A kernel call
-// continues its tile's sum from memory, so blocks, runs and sub-blocks do not change the
-// arithmetic.
+// walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
+// larger side), and each tile's filter rows are prefetched two calls ahead. Inside a block, the
+// tiles of one out_backprop panel (group and NR channels; every tap and q, fewer when their filter
+// tiles would not fit half of L2) form a run. With several taps, out_backprop wider than a panel
+// and a panel one cache line per pixel (AVX2), a run walks the block in sub-blocks of rows whose
+// panel slice sits in L1, and packs the slice NR apart first: read in place, its rows are
+// out_backprop's channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a
+// few L1 sets, so every tile streamed them from L2 (the bound of AVX2's narrow 16-column tiles). A
+// kernel call continues its tile's sum from memory, so blocks, runs and sub-blocks do not change
+// the arithmetic.
 //
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
@@ -99,6 +100,27 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
   return nb;
 }
 
+// The filter tile kFilterPrefetchTiles calls ahead is prefetched for writing before each kernel
+// call: its rows are the filter's channel stride apart (1-2 KiB), one line each, and a kernel call
+// that loads (or stores) them cold waits on memory for each of its few hundred pixels' work. Where
+// the filter is larger than L2 (ResNet conv5, DCGAN g2: 9-13 MB) that wait was most of the time:
+// conv5 54 -> 39 ms, g2 22 -> 19 ms (AVX2 Zen 3, 1 thread, 2026-11-25; distance 2 measured best of
+// 1, 2 and 4).
+constexpr int64_t kFilterPrefetchTiles = 2;
+
+template <class T>
+inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t t, int64_t o0, int64_t nr) {
+  const Geometry& g = *P.g;
+  const int64_t qb = t % P.qblocks, tap = t / P.qblocks % P.taps, q0 = qb * P.MR;
+  const char* c = reinterpret_cast<const char*>(out + (tap * g.Cf + q0) * g.O + o0);
+  const int64_t rows = std::min(P.MR, g.Cf - q0), last = nr * static_cast<int64_t>(sizeof(T)) - 1;
+  const int64_t ld = g.O * static_cast<int64_t>(sizeof(T));
+  for (int64_t m = 0; m < rows; ++m, c += ld) {
+    for (int64_t l = 0; l < last; l += kLine) __builtin_prefetch(c + l, 1, 3);
+    __builtin_prefetch(c + last, 1, 3);
+  }
+}
+
 // Per-thread packing buffers.
 template <class T>
 struct Packs {
@@ -112,18 +134,21 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
               Packs<T>* pk) {
   const Geometry& g = *P.g;
   const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, taps = P.taps;
-  for (int64_t row0 = r0; row0 < r1; row0 += P.block_rows) {
-    const int64_t row_end = std::min(r1, row0 + P.block_rows);
-    L2Prefetch next = next_block(P, row_end, std::min(r1, row_end + P.block_rows),
-                                 (t1 - t0) * ceil_div(row_end - row0, P.sub_rows));
+  // Blocks and sub-blocks of equal length (a short last one would cost every tile a pass).
+  const int64_t block_len = ceil_div(r1 - r0, ceil_div(r1 - r0, P.block_rows));
+  for (int64_t row0 = r0; row0 < r1; row0 += block_len) {
+    const int64_t row_end = std::min(r1, row0 + block_len);
+    const int64_t sub_len = ceil_div(row_end - row0, ceil_div(row_end - row0, P.sub_rows));
+    L2Prefetch next = next_block(P, row_end, std::min(r1, row_end + block_len),
+                                 (t1 - t0) * ceil_div(row_end - row0, sub_len));
     // Runs: t = ((grp * oblocks + ob) * taps + tap) * qblocks + qb.
     for (int64_t ta = t0; ta < t1;) {
       const int64_t tb =
           std::min({t1, (ta / (taps * qblocks) + 1) * (taps * qblocks), ta + P.run_tiles});
       const int64_t grp = ta / (qblocks * taps * P.oblocks), ob = ta / (qblocks * taps) % P.oblocks;
       const int64_t o0 = grp * P.Og + ob * NR, nr = std::min(NR, P.Og - ob * NR);
-      for (int64_t sub0 = row0; sub0 < row_end; sub0 += P.sub_rows) {
-        const int64_t nsub = std::min(P.sub_rows, row_end - sub0);
+      for (int64_t sub0 = row0; sub0 < row_end; sub0 += sub_len) {
+        const int64_t nsub = std::min(sub_len, row_end - sub0);
         const bool pack = P.pack;
         if (pack) {  // the panel's slice NR apart, and the segments re-addressed to it
           for (int64_t q = 0; q < nsub * g.OW; ++q)
@@ -152,6 +177,8 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.mr = std::min(MR, g.Cf - q0);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
+          if (t + kFilterPrefetchTiles < tb)
+            prefetch_filter_tile(P, out, t + kFilterPrefetchTiles, o0, nr);
           P.kernel(ft);
           next.step();
         }
@@ -218,6 +245,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1).
   const int64_t row_bytes = (g.OW * g.O + span_rows * g.W * g.C) * elem + 1;
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
+  // A filter larger than the activations is one block: every block loads and stores the whole
+  // filter, from memory once it exceeds the caches, while the activations it would keep in L2
+  // come from L3 at worst (ResNet conv5, DCGAN g2: 3 and 2 blocks cost 15-35 %, AVX2 Zen 3).
+  const int64_t filter_elements = taps * g.Cf * g.O;
+  const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
+  if (filter_elements >= activation_elements) P.block_rows = rows;
   // Sub-blocks: pixels whose panel slice (NR elements) and an input line each fill about 1.5 L1
   // (the input lines are shared by neighbouring q tiles; measured best between 1 and 2 L1 on
   // ResNet's 3x3 layers with AVX2).
@@ -239,8 +272,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();
 
-  const int64_t filter_elements = taps * g.Cf * g.O;
-  const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
   const int64_t chunks =
       activation_elements >= kChunkRatio * kMaxChunks * filter_elements && rows >= kMaxChunks
           ? kMaxChunks
