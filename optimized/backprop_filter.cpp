@@ -247,7 +247,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
   // A filter larger than the activations is one block: every block loads and stores the whole
   // filter, from memory once it exceeds the caches, while the activations it would keep in L2
-  // come from L3 at worst (ResNet conv5, DCGAN g2: 3 and 2 blocks cost 15-35 %, AVX2 Zen 3).
+  // come from L3 at worst (with the filter prefetch above, the 4 blocks of ResNet conv5 cost about
+  // 5 %, DCGAN g2's 2 blocks 15-35 %; AVX2 Zen 3, 1 thread). Taking q tiles in ranges whose input
+  // slice fits L2 (so that every panel did not stream the whole input from L3) gained nothing
+  // measurable there, 1 and 2 threads.
   const int64_t filter_elements = taps * g.Cf * g.O;
   const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
   if (filter_elements >= activation_elements) P.block_rows = rows;
