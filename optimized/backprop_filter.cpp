@@ -25,15 +25,15 @@ namespace convcheck::opt {
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
-// larger side), and each tile's filter rows are prefetched two calls ahead. Inside a block, the
-// tiles of one out_backprop panel (group and NR channels; every tap and q, fewer when their filter
-// tiles would not fit half of L2) form a run. With several taps, out_backprop wider than a panel
-// and a panel one cache line per pixel (AVX2), a run walks the block in sub-blocks of rows whose
-// panel slice sits in L1, and packs the slice NR apart first: read in place, its rows are
-// out_backprop's channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a
-// few L1 sets, so every tile streamed them from L2 (the bound of AVX2's narrow 16-column tiles). A
-// kernel call continues its tile's sum from memory, so blocks, runs and sub-blocks do not change
-// the arithmetic.
+// larger side and has several taps), and a tile's filter rows are prefetched two calls ahead.
+// Inside a block, the tiles of one out_backprop panel (group and NR channels; every tap and q,
+// fewer when their filter tiles would not fit half of L2) form a run. With several taps,
+// out_backprop wider than a panel and a panel one cache line per pixel (AVX2), a run walks the
+// block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart first:
+// read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for 256 or 512
+// channels), which maps them to a few L1 sets, so every tile streamed them from L2 (the bound of
+// AVX2's narrow 16-column tiles). A kernel call continues its tile's sum from memory, so blocks,
+// runs and sub-blocks do not change the arithmetic.
 //
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
@@ -100,9 +100,10 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
   return nb;
 }
 
-// The filter tile kFilterPrefetchTiles calls ahead is prefetched for writing before each kernel
-// call: its rows are the filter's channel stride apart (1-2 KiB), one line each, and a kernel call
-// that loads (or stores) them cold waits on memory for each of its few hundred pixels' work. Where
+// The filter tile kFilterPrefetchTiles calls ahead in the run is prefetched for writing before each
+// kernel call (a run's first tiles are not: runs are long, a few hundred tiles): its MR rows are
+// the filter's channel stride apart (1-2 KiB), a line or a few each, and a kernel call that loads
+// them cold stalls on memory before its pixel loop, and its stores after it. Where
 // the filter is larger than L2 (ResNet conv5, DCGAN g2: 9-13 MB) that wait was most of the time:
 // conv5 54 -> 39 ms, g2 22 -> 19 ms (AVX2 Zen 3, 1 thread, 2026-11-25; distance 2 measured best of
 // 1, 2 and 4).
@@ -115,9 +116,10 @@ inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t t, int64_t o0
   const char* c = reinterpret_cast<const char*>(out + (tap * g.Cf + q0) * g.O + o0);
   const int64_t rows = std::min(P.MR, g.Cf - q0), last = nr * static_cast<int64_t>(sizeof(T)) - 1;
   const int64_t ld = g.O * static_cast<int64_t>(sizeof(T));
-  for (int64_t m = 0; m < rows; ++m, c += ld) {
-    for (int64_t l = 0; l < last; l += kLine) __builtin_prefetch(c + l, 1, 3);
-    __builtin_prefetch(c + last, 1, 3);
+  for (int64_t m = 0; m < rows; ++m) {
+    const char* const row = c + m * ld;
+    for (int64_t l = 0; l < last; l += kLine) __builtin_prefetch(row + l, 1, 3);
+    __builtin_prefetch(row + last, 1, 3);
   }
 }
 
@@ -134,21 +136,24 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
               Packs<T>* pk) {
   const Geometry& g = *P.g;
   const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, taps = P.taps;
-  // Blocks and sub-blocks of equal length (a short last one would cost every tile a pass).
-  const int64_t block_len = ceil_div(r1 - r0, ceil_div(r1 - r0, P.block_rows));
-  for (int64_t row0 = r0; row0 < r1; row0 += block_len) {
-    const int64_t row_end = std::min(r1, row0 + block_len);
-    const int64_t sub_len = ceil_div(row_end - row0, ceil_div(row_end - row0, P.sub_rows));
-    L2Prefetch next = next_block(P, row_end, std::min(r1, row_end + block_len),
-                                 (t1 - t0) * ceil_div(row_end - row0, sub_len));
+  // As few blocks and sub-blocks as their limits allow, of near-equal lengths (a short last one
+  // would cost every tile a pass of its own).
+  const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
+  const EvenSplit blocks(r1 - r0, nblocks);
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t row0 = r0 + blocks.begin(b), row_end = row0 + blocks.size(b);
+    const int64_t next_end = b + 1 < nblocks ? row_end + blocks.size(b + 1) : row_end;
+    const int64_t nsubs = ceil_div(row_end - row0, P.sub_rows);
+    const EvenSplit subs(row_end - row0, nsubs);
+    L2Prefetch next = next_block(P, row_end, next_end, (t1 - t0) * nsubs);
     // Runs: t = ((grp * oblocks + ob) * taps + tap) * qblocks + qb.
     for (int64_t ta = t0; ta < t1;) {
       const int64_t tb =
           std::min({t1, (ta / (taps * qblocks) + 1) * (taps * qblocks), ta + P.run_tiles});
       const int64_t grp = ta / (qblocks * taps * P.oblocks), ob = ta / (qblocks * taps) % P.oblocks;
       const int64_t o0 = grp * P.Og + ob * NR, nr = std::min(NR, P.Og - ob * NR);
-      for (int64_t sub0 = row0; sub0 < row_end; sub0 += sub_len) {
-        const int64_t nsub = std::min(sub_len, row_end - sub0);
+      for (int64_t s = 0; s < nsubs; ++s) {
+        const int64_t sub0 = row0 + subs.begin(s), nsub = subs.size(s);
         const bool pack = P.pack;
         if (pack) {  // the panel's slice NR apart, and the segments re-addressed to it
           for (int64_t q = 0; q < nsub * g.OW; ++q)
@@ -245,15 +250,17 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1).
   const int64_t row_bytes = (g.OW * g.O + span_rows * g.W * g.C) * elem + 1;
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
-  // A filter larger than the activations is one block: every block loads and stores the whole
-  // filter, from memory once it exceeds the caches, while the activations it would keep in L2
-  // come from L3 at worst (with the filter prefetch above, the 4 blocks of ResNet conv5 cost about
-  // 5 %, DCGAN g2's 2 blocks 15-35 %; AVX2 Zen 3, 1 thread). Taking q tiles in ranges whose input
-  // slice fits L2 (so that every panel did not stream the whole input from L3) gained nothing
-  // measurable there, 1 and 2 threads.
+  // A filter of several taps larger than the activations is one block: every block loads and
+  // stores the whole filter, from memory once it exceeds the caches, while a block's activations
+  // are read back from L3 (from memory where they exceed it too: a case not measured). With the
+  // filter prefetch above, the 4 blocks of ResNet conv5 (N = 8) cost about 5 %, DCGAN g2's 2 blocks
+  // 15-35 % (AVX2 Zen 3, 1 thread). Taking q tiles in ranges whose input slice fits L2 (so that
+  // each panel does not stream the whole input from L3) gained nothing measurable there, 1 and 2
+  // threads. 1x1 filters keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet
+  // conv5's 1x1 layers would qualify).
   const int64_t filter_elements = taps * g.Cf * g.O;
   const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
-  if (filter_elements >= activation_elements) P.block_rows = rows;
+  if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
   // Sub-blocks: pixels whose panel slice (NR elements) and an input line each fill about 1.5 L1
   // (the input lines are shared by neighbouring q tiles; measured best between 1 and 2 L1 on
   // ResNet's 3x3 layers with AVX2).
@@ -270,7 +277,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // Unpacked, the slice is out_backprop itself: sub-blocks would only add calls (a panel as wide
   // as out_backprop, AVX-512's 64 columns on a 64-channel layer, already ran at 96 % of peak).
   if (!P.pack) P.sub_rows = P.block_rows;
-  P.prefetch_next = 2 * P.block_rows * row_bytes <= cache.l2 / 2;
+  P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();

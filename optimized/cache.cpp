@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -56,7 +57,31 @@ int64_t level_size(int level, int sysconf_name, int64_t fallback) {
 
 }  // namespace
 
+namespace {
+
+CacheSizes clamped(CacheSizes c) {
+  // Clamped to sane ranges, with the L2 at least twice the L1 (the blocking assumes L2 > L1).
+  c.l1d = std::clamp<int64_t>(c.l1d, 4 * 1024, 1024 * 1024);
+  c.l2 = std::clamp<int64_t>(c.l2, 2 * c.l1d, 64 * 1024 * 1024);
+  return c;
+}
+
+CacheSizes override_sizes;
+std::atomic<bool> overridden{false};
+
+}  // namespace
+
+void override_cache_sizes(int64_t l1d, int64_t l2) {
+  override_sizes = clamped({l1d, l2});
+  overridden = true;
+}
+
+void clear_cache_override() {
+  overridden = false;
+}
+
 const CacheSizes& cache_sizes() {
+  if (overridden) return override_sizes;
   static const CacheSizes sizes = [] {
     CacheSizes c;
 #if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
@@ -66,10 +91,7 @@ const CacheSizes& cache_sizes() {
     c.l1d = level_size(1, -1, kFallbackL1d);
     c.l2 = level_size(2, -1, kFallbackL2);
 #endif
-    // Clamped to sane ranges, with the L2 at least twice the L1 (the blocking assumes L2 > L1).
-    c.l1d = std::clamp<int64_t>(c.l1d, 4 * 1024, 1024 * 1024);
-    c.l2 = std::clamp<int64_t>(c.l2, 2 * c.l1d, 64 * 1024 * 1024);
-    return c;
+    return clamped(c);
   }();
   return sizes;
 }

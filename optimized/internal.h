@@ -64,6 +64,11 @@ struct CacheSizes {
   int64_t l1d = 0, l2 = 0;
 };
 const CacheSizes& cache_sizes();
+/// Makes cache_sizes() report these sizes (clamped as the OS's are) until clear_cache_override():
+/// for tests, which reach every blocking path on any machine through small caches. Not while an
+/// op runs.
+void override_cache_sizes(int64_t l1d, int64_t l2);
+void clear_cache_override();
 
 /// Threads for the backend's parallel regions: OpenMP's current maximum, or 1 when called from
 /// inside a parallel region.
@@ -74,6 +79,15 @@ inline void split_range(int64_t n, int parts, int part, int64_t* begin, int64_t*
   *begin = n * part / parts;
   *end = n * (part + 1) / parts;
 }
+
+/// n items cut into `parts` (>= 1) contiguous parts whose lengths differ by at most one; part k
+/// is [begin(k), begin(k) + size(k)). No product that could overflow.
+struct EvenSplit {
+  int64_t q = 0, rem = 0;
+  EvenSplit(int64_t n, int64_t parts) : q(n / parts), rem(n % parts) {}
+  int64_t begin(int64_t k) const { return k * q + (k < rem ? k : rem); }
+  int64_t size(int64_t k) const { return q + (k < rem ? 1 : 0); }
+};
 
 /// Floor division for a positive divisor.
 inline int64_t floor_div(int64_t a, int64_t b) {

@@ -208,6 +208,31 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
   }
 }
 
+// Each problem through the oracle under every ISA this machine runs, the special fill (NaN, Inf)
+// included, and bitwise identical for 1, 2 and 3 threads.
+template <std::size_t N>
+void check_blocking_paths(const char* const (&problems)[N], const std::string& what) {
+  const int saved = omp_get_max_threads();
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    const std::string context = what + "isa " + opt::isa_name(isa);
+    for (const char* text : problems) {
+      omp_set_num_threads(2);
+      testbed::expect_pass_exact_and_real(optimized(), text, {}, context);
+      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, context);
+      const Problem p = parse_problem(text);
+      const std::vector<unsigned char> first = result_bytes(p);
+      for (int threads : {1, 3}) {
+        omp_set_num_threads(threads);
+        BOOST_TEST((result_bytes(p) == first),
+                   context << ": " << text << " with " << threads << " threads");
+      }
+    }
+  }
+  opt::clear_isa_limit();
+  omp_set_num_threads(saved);
+}
+
 // The blocking of the GEMM-shaped paths (implicit_gemm.cpp, backprop_filter.cpp), chosen from the
 // cache sizes the OS reports: 1x1 layers (the whole packed filter in one panel group: a plain
 // packed GEMM, each out_backprop row reused across every panel), panel and pixel-tile tails
@@ -218,9 +243,7 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
 // skipped per tile),
 // backprop filter's reduction split into chunks (long reduction, small filter) with tails, and its
 // packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads;
-// and the depthwise gather's next-row prefetch.
-// Each through the oracle under every ISA this machine runs, the special fill (NaN, Inf) included,
-// and bitwise identical for 1, 2 and 3 threads.
+// and the depthwise gather's next-row prefetch (check_blocking_paths).
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
   BOOST_TEST(opt::cache_sizes().l1d > 0);
   BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
@@ -274,23 +297,30 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "depthwise_conv2d_backprop_input:input=3x12x9x80,filter=3x3x80x1,dilation=2x1,padding=SAME",
       "depthwise_conv2d_backprop_input:input=2x9x10x72,filter=3x3x72x1,stride=2x2,padding=SAME",
   };
-  const int saved = omp_get_max_threads();
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    const std::string context = std::string("isa ") + opt::isa_name(isa);
-    for (const char* text : problems) {
-      omp_set_num_threads(2);
-      testbed::expect_pass_exact_and_real(optimized(), text, {}, context);
-      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, context);
-      const Problem p = parse_problem(text);
-      const std::vector<unsigned char> first = result_bytes(p);
-      for (int threads : {1, 3}) {
-        omp_set_num_threads(threads);
-        BOOST_TEST((result_bytes(p) == first),
-                   context << ": " << text << " with " << threads << " threads");
-      }
-    }
-  }
-  opt::clear_isa_limit();
-  omp_set_num_threads(saved);
+  check_blocking_paths(problems, "");
+}
+
+// The same paths under small caches (opt::override_cache_sizes), where small problems reach what
+// only large ones reach with the machine's caches: backprop filter in several row blocks with
+// several packed sub-blocks of unequal length (13 rows in 2 blocks of 7 and 6, sub-blocks of 4+3
+// and 3+3 under AVX2), the one-block rule for a filter larger than the activations (3 and
+// 6 blocks otherwise, f32 and f64), runs of many tiles (the filter-tile prefetch); the implicit
+// GEMM with taps in several chunks, and a tap in slices (chunks of at most 16 KiB of packed panel).
+BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=1x13x20x12,filter=3x3x12x40,padding=SAME",
+      "conv2d_backprop_filter:input=2x13x20x12,filter=3x3x12x40,stride=1x2,padding=SAME",
+      "conv2d_backprop_filter:input=2x6x6x16,filter=3x3x16x256,padding=SAME",
+      "conv2d_backprop_filter:input=2x6x6x16,filter=3x3x16x256,padding=SAME,dtype=f64",
+      "conv2d_backprop_filter:input=2x12x10x6,filter=1x1x6x40",
+      "conv2d_backprop_input:input=2x10x12x16,filter=3x3x16x40,padding=SAME",
+      "conv2d_backprop_input:input=1x5x6x4,filter=3x3x4x600,padding=SAME",
+      "conv2d_transpose:input=2x6x6x24,filter=5x5x24x40,stride=2x2,padding=SAME",
+  };
+  opt::override_cache_sizes(8 * 1024, 32 * 1024);
+  BOOST_TEST(opt::cache_sizes().l1d == 8 * 1024);
+  BOOST_TEST(opt::cache_sizes().l2 == 32 * 1024);
+  check_blocking_paths(problems, "L1 8 KiB, L2 32 KiB, ");
+  opt::clear_cache_override();
+  BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
 }
