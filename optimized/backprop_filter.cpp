@@ -27,13 +27,13 @@ namespace convcheck::opt {
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
 // larger side and has several taps), and a tile's filter rows are prefetched two calls ahead.
 // Inside a block, the tiles of one out_backprop panel (group and NR channels; every tap and q,
-// fewer when their filter tiles would not fit half of L2) form a run. With several taps,
-// out_backprop wider than a panel and a panel one cache line per pixel (AVX2), a run walks the
-// block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart first:
-// read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for 256 or 512
-// channels), which maps them to a few L1 sets, so every tile streamed them from L2 (the bound of
-// AVX2's narrow 16-column tiles). A kernel call continues its tile's sum from memory, so blocks,
-// runs and sub-blocks do not change the arithmetic.
+// fewer when their filter tiles would not fit half of L2) form a run. With several taps and
+// out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel slice
+// sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
+// channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
+// every tile streamed them from L2. A wide panel (AVX-512's 64 columns) is walked in sub-blocks
+// even where it is all of out_backprop (read in place then). A kernel call continues its tile's sum
+// from memory, so blocks, runs and sub-blocks do not change the arithmetic.
 //
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
@@ -261,22 +261,30 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   const int64_t filter_elements = taps * g.Cf * g.O;
   const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
   if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
-  // Sub-blocks: pixels whose panel slice (NR elements) and an input line each fill about 1.5 L1
-  // (the input lines are shared by neighbouring q tiles; measured best between 1 and 2 L1 on
-  // ResNet's 3x3 layers with AVX2).
+  // Sub-blocks: runs of pixels over which every tile of a run re-reads the panel's out_backprop
+  // slice, sized so that the slice and an input line per pixel fill about 1.5 L1 where a panel is
+  // one cache line per pixel (AVX2's 16 floats: measured best between 1 and 2 L1 on ResNet's 3x3
+  // layers, Zen 3/4), and 1 L1 where it is wider (AVX-512's 64 floats, 4 lines: best of 0.5,
+  // 0.75, 1 and 1.5 L1 on a Xeon with two 512-bit FMA units, 1 thread, 2026-11-26; at 1.5 the
+  // slice alone outgrows L1).
+  const bool line_panel = P.NR * elem <= kLine;
   const int64_t per_pixel = P.NR * elem + kLine;
-  P.sub_rows = std::max<int64_t>(1, cache.l1d * 3 / 2 / per_pixel / g.OW);
-  // Packing pays only where a panel is narrower than out_backprop's pixel, several taps reuse it,
-  // and the panel's share of a pixel is one cache line (AVX2's 16 floats or 8 doubles: a lone
-  // line every 1-2 KiB is what lands in few L1 sets). AVX-512's 64-float panels read 4 adjacent
-  // lines per pixel and measured 4-10 % slower packed (ResNet conv3/conv4, DCGAN g4, 2 threads,
-  // 2026-11-25). A sub-block's slice too large for L2 (a row of millions of columns) is read in
-  // place.
-  P.pack =
-      taps > 1 && g.O > P.NR && P.NR * elem <= kLine && P.sub_rows * g.OW * P.NR * elem <= cache.l2;
-  // Unpacked, the slice is out_backprop itself: sub-blocks would only add calls (a panel as wide
-  // as out_backprop, AVX-512's 64 columns on a 64-channel layer, already ran at 96 % of peak).
-  if (!P.pack) P.sub_rows = P.block_rows;
+  P.sub_rows =
+      std::max<int64_t>(1, (line_panel ? cache.l1d * 3 / 2 : cache.l1d) / per_pixel / g.OW);
+  // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
+  // it: read in place, the slice's rows are out_backprop's channel stride apart (1-2 KiB), which
+  // maps them to a few L1 sets. A sub-block's slice too large for L2 (a row of millions of
+  // columns) is read in place.
+  P.pack = taps > 1 && g.O > P.NR && P.sub_rows * g.OW * P.NR * elem <= cache.l2;
+  // Without packing, sub-blocks pay only for a wide panel read in place with several taps: with
+  // one tap nothing re-reads the slice, and a one-line panel as wide as out_backprop (AVX2 on 16
+  // channels) already ran from L2 at speed. Wide panels: a Xeon with two 512-bit FMA units needs
+  // twice the operand bandwidth per FMA of one that splits each into two 256-bit halves (Zen 4,
+  // where the whole-block order had measured best, 2026-11-25, with the 1.5 L1 sub-blocks above;
+  // not re-measured there with these). Sub-blocks of a wide panel took ResNet conv2-conv5 3x3,
+  // the dilated layer and DCGAN g2/g4 from 0.80-0.97 of oneDNN to 1.00-1.19 on that Xeon
+  // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
+  if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
