@@ -49,14 +49,14 @@ namespace convcheck::opt {
 
 namespace {
 
-// Chunks: kMaxChunks (a multiple of the usual thread counts, for balance) when the activations are
-// at least kChunkRatio times the partial filters, else 1. At a ratio of 1 the kMaxChunks - 1
-// partials never take more memory than the activations; it was 16 until split over tiles, where
-// every thread streams all of the activations, measured slower at 2 threads on layers between
-// (ResNet conv3 3x3, 11 times its filter: 0.83-0.97 -> 0.99-1.03 of oneDNN on a Xeon, AVX-512,
-// 2026-11-26; unchanged on one thread).
+// Chunks: the largest power of two up to kMaxChunks (a multiple of the usual thread counts, for
+// balance) with the activations at least that many times the filter and a row per chunk, so that
+// the chunks - 1 partial filters never take more memory than the activations. Until 2026-11-26
+// chunks were 8 only from 128 times the filter, else 1: split over tiles instead, every thread
+// streamed all of the activations, and at 2 threads (Xeon, AVX-512, against oneDNN) ResNet conv3
+// 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8
+// times, now 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread unchanged.
 constexpr int64_t kMaxChunks = 8;
-constexpr int64_t kChunkRatio = 1;
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
 template <class T>
@@ -294,10 +294,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();
 
-  const int64_t chunks =
-      activation_elements >= kChunkRatio * kMaxChunks * filter_elements && rows >= kMaxChunks
-          ? kMaxChunks
-          : 1;
+  int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
+  while (chunks > 1 && (activation_elements / chunks < filter_elements || rows < chunks))
+    chunks /= 2;
   // Chunk 0 sums into dw itself, chunk c > 0 into partial + (c - 1) * filter_elements.
   T* const partial =
       chunks > 1 ? scratch_array<T>(ScratchSlot::partial_sums, (chunks - 1) * filter_elements)
