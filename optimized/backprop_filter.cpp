@@ -1,6 +1,8 @@
 // Conv2DBackpropFilter (spec B §3.3): per tap, a GEMM of the shifted input's transpose with
 // out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile).
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <vector>
 
 #ifdef _OPENMP
@@ -31,9 +33,10 @@ namespace convcheck::opt {
 // out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel slice
 // sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
 // channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
-// every tile streamed them from L2. A wide panel (AVX-512's 64 columns) is walked in sub-blocks
-// even where it is all of out_backprop (read in place then). A kernel call continues its tile's sum
-// from memory, so blocks, runs and sub-blocks do not change the arithmetic.
+// every tile streamed them from L2. A wide panel (more than a cache line per pixel: AVX-512's 32 or
+// 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all of out_backprop (read
+// in place then). A kernel call continues its tile's sum from memory, so blocks, runs and
+// sub-blocks do not change the arithmetic.
 //
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
@@ -49,13 +52,13 @@ namespace convcheck::opt {
 
 namespace {
 
-// Chunks: the largest power of two up to kMaxChunks (a multiple of the usual thread counts, for
-// balance) with the activations at least that many times the filter and a row per chunk, so that
-// the chunks - 1 partial filters never take more memory than the activations. Until 2026-11-26
-// chunks were 8 only from 128 times the filter, else 1: split over tiles instead, every thread
-// streamed all of the activations, and at 2 threads (Xeon, AVX-512, against oneDNN) ResNet conv3
-// 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8
-// times, now 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread unchanged.
+// Chunks: the largest power of two up to kMaxChunks with the activations at least that many times
+// the filter and a row per chunk, so that the chunks - 1 partial filters never take more memory
+// than the activations. Until 2026-11-26 chunks were 8 only from 128 times the filter, else 1:
+// split over tiles instead, every thread streamed all of the activations, and at 2 threads (Xeon,
+// AVX-512, against oneDNN) ResNet conv3 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97,
+// 0.99-1.03 chunked; DCGAN g4 (3.8 times, now 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread
+// unchanged.
 constexpr int64_t kMaxChunks = 8;
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
@@ -263,7 +266,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // threads. 1x1 filters keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet
   // conv5's 1x1 layers would qualify).
   const int64_t filter_elements = taps * g.Cf * g.O;
-  const int64_t activation_elements = rows * (g.OW * g.O + span_rows * g.W * g.C);
+  // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
+  // padding makes many output rows of a few input rows (saturated: it is only compared).
+  int64_t activation_elements = 0;
+  if (__builtin_mul_overflow(rows, g.OW * g.O + span_rows * g.W * g.C, &activation_elements))
+    activation_elements = INT64_MAX;
   if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
   // Sub-blocks: runs of pixels over which every tile of a run re-reads the panel's out_backprop
   // slice, sized so that the slice and an input line per pixel fill about 1.5 L1 where a panel is
@@ -286,7 +293,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // twice the operand bandwidth per FMA of one that splits each into two 256-bit halves (Zen 4,
   // where the whole-block order had measured best, 2026-11-25, with the 1.5 L1 sub-blocks above;
   // not re-measured there with these). Sub-blocks of a wide panel took ResNet conv2-conv5 3x3,
-  // the dilated layer and DCGAN g2/g4 from 0.80-0.97 of oneDNN to 1.00-1.19 on that Xeon
+  // the dilated layer and DCGAN g2/g4 from 0.80-0.97 of oneDNN to 0.92-1.19 on that Xeon
   // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
@@ -301,7 +308,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   T* const partial =
       chunks > 1 ? scratch_array<T>(ScratchSlot::partial_sums, (chunks - 1) * filter_elements)
                  : nullptr;
-  const int64_t parts = std::max<int64_t>(1, ceil_div(threads, chunks));
+  // Items (chunk, part of the tiles): a multiple of the thread count, so that threads get equal
+  // shares of every chunk count (which alone decides the arithmetic).
+  const int64_t parts = threads / std::gcd<int64_t>(threads, chunks);
   const int64_t items = chunks * parts;
 
 #pragma omp parallel num_threads(threads) if (threads > 1 && items * tiles > 1)
