@@ -2,6 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <iostream>
 
 namespace convcheck::testbed {
 
@@ -12,6 +13,23 @@ CaseReport check(Backend& b, const std::string& problem, FillKind fill, uint64_t
   c.fill = fill;
   return run_case(c, {&b});
 }
+
+namespace {
+
+// A bf16 failure of metamorphic:nan_footprint alone, where the expectation names it known.
+bool known_bf16_nan_footprint(const CaseReport& r, const BackendRecord& rec, const Expect& expect) {
+  if (expect.bf16_nan_footprint_known.empty() || r.c.problem.dtype != DType::bf16 ||
+      rec.verdict != Verdict::fail || rec.check != "metamorphic:nan_footprint" ||
+      rec.mismatches != 0)
+    return false;
+  for (const RelationResult& a : rec.adjoint)
+    if (!a.passed) return false;
+  for (const RelationResult& m : rec.metamorphic)
+    if (!m.passed && m.name != "metamorphic:nan_footprint") return false;
+  return true;
+}
+
+}  // namespace
 
 void expect_pass(Backend& b, const std::string& problem, FillKind fill, uint64_t seed,
                  const Expect& expect, const std::string& context) {
@@ -28,8 +46,13 @@ void expect_pass(Backend& b, const std::string& problem, FillKind fill, uint64_t
   const CaseReport r = check(b, problem, fill, seed);
   BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
   const BackendRecord& rec = r.records[0];
+  const bool known = known_bf16_nan_footprint(r, rec, expect);
+  if (known)  // on stdout at every log level: an excused failure is never silent
+    std::cout << rec.backend << ": " << problem << " fill " << fill_name(fill)
+              << ": known difference (" << expect.bf16_nan_footprint_known << "): " << rec.reason
+              << " [" << b.last_note() << "]" << std::endl;
   const bool ok =
-      rec.verdict == Verdict::pass ||
+      rec.verdict == Verdict::pass || known ||
       (expect.degenerate_ok && rec.verdict == Verdict::mistrusted && rec.check == "degenerate") ||
       (expect.long_16bit_sums_ok && rec.verdict == Verdict::mistrusted && rec.check == "bound" &&
        (r.c.problem.dtype == DType::f16 || r.c.problem.dtype == DType::bf16));

@@ -122,6 +122,7 @@ const Subject* find_subject(const std::string& name) {
 Expect general(const Subject& s) {
   Expect e;
   if (s.library != nullptr) e.declines_naming = s.library;
+  if (s.no_bf16_sample != nullptr) e.bf16_nan_footprint_known = s.no_bf16_sample;
   e.long_16bit_sums_ok = s.accumulates_16bit;
   return e;
 }
