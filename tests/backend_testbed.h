@@ -29,8 +29,9 @@ struct Expect {
   // Non-empty: on bf16 the backend's library has this known difference from TF's NaN propagation
   // (the reason, printed with each case it excuses): a bf16 case may fail metamorphic:nan_footprint
   // and nothing else (no mismatch, every other relation held). oneDNN 2.6.3's bf16 kernels pair
-  // reduction channels (VNNI, AMX) and, for an odd count, read the next element in memory as the
-  // pair's padding channel (suites/regressions.txt, onednn.bf16_odd_channel_footprint).
+  // reduction channels (VNNI) and, for an odd count, read the next element in memory as the pair's
+  // padding channel; its AMX kernels spread a NaN further, even channel counts included
+  // (suites/regressions.txt, onednn.bf16_odd_channel_footprint).
   std::string bf16_nan_footprint_known;
 };
 

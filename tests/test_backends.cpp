@@ -97,8 +97,9 @@ struct Subject {
 
 constexpr const char* kPadsWithZeros = "its library pads with zeros (0 * Inf = NaN)";
 constexpr const char* kOnednnBf16 =
-    "oneDNN 2.6.3's bf16 kernels differ from TF on subnormal operands and on some odd-channel NaN "
-    "footprints (known differences: suites/regressions.txt, tags onednn.bf16_*)";
+    "oneDNN 2.6.3's bf16 kernels differ from TF on subnormal operands and on NaN footprints "
+    "(odd channel counts; most shapes with AMX) (known differences: suites/regressions.txt, tags "
+    "onednn.bf16_*)";
 
 // clang-format off
 const Subject kSubjects[] = {
