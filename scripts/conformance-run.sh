@@ -6,7 +6,8 @@
 # CONVCHECK_LAUNCHER, when set, is a command convcheck is started under, e.g.
 # "qemu-x86_64 -cpu Haswell": the CPU-model matrix (tests/isa/test_isa.sh) runs this very step on
 # emulated CPUs. CONVCHECK_BACKENDS, when set, is the --backends list (default: every available
-# backend); the matrix names the ones with run-time ISA dispatch.
+# backend); the matrix names the ones with run-time ISA dispatch. CONVCHECK_SUITE, when set, is the
+# suite (default: conformance); the matrix's emulated models run `smoke`.
 # Exit status: 0 when the report was written, whatever it found (its findings are the report:
 # `convcheck run` itself exits 1 on a failing pair, for CI gating); the run's own code otherwise
 # (2 bad input, 3 a backend unavailable, 130/143 interrupted: rerun to continue).
@@ -26,18 +27,18 @@ fi
 rc=0
 backends=()
 [ -n "${CONVCHECK_BACKENDS:-}" ] && backends=(--backends "$CONVCHECK_BACKENDS")
-"${launcher[@]}" "$cc" run --suite conformance --out "$out" "${backends[@]}" "${resume[@]}" || rc=$?
+"${launcher[@]}" "$cc" run --suite "${CONVCHECK_SUITE:-conformance}" --out "$out" "${backends[@]}" "${resume[@]}" || rc=$?
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
   echo "main job: convcheck run exited $rc" >&2
   exit "$rc"
 fi
-python3 - "$out/summary.json" "$out/run.json" <<'PY'
+python3 - "$out/summary.json" "$out/run.json" "${CONVCHECK_SUITE:-conformance}" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 env = json.load(open(sys.argv[2]))["environment"]
 v = s["verdicts"]
-print("main job: conformance, %d cases x %d backends (%s): %s" % (
-    s["cases"]["recorded"], len(s["backends"]), ", ".join(b["name"] for b in s["backends"]),
+print("main job: %s, %d cases x %d backends (%s): %s" % (
+    sys.argv[3], s["cases"]["recorded"], len(s["backends"]), ", ".join(b["name"] for b in s["backends"]),
     ", ".join("%d %s" % (n, k) for k, n in v.items() if n)))
 print("  cpu: %s; kernels: %s" % (env.get("cpu_features", "?"), ", ".join(
     "%s %s" % kv for kv in env.get("kernel_isa", {}).items()) or "-"))

@@ -12,23 +12,34 @@
 # mutant through the whole conformance suite, ~10 minutes): `CONVCHECK_LONG=1 ctest --test-dir build -L long`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's start, with the seconds since this script began: CI stops at 90 minutes, and its log
+# is where a slow stage shows.
+stage() { echo "test.sh: $1 (at +${SECONDS}s, $(date -u +%H:%M:%S))"; }
+stage "install the dependencies"
 bash scripts/install-deps.sh
 jobs=$(nproc)
 
+stage "build"
 cmake -S . -B build -G Ninja -DCONVCHECK_WERROR=ON
 cmake --build build -j "$jobs"
+stage "every CTest suite"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_ARGS:-}
 
+stage "AddressSanitizer + UBSan build"
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build-asan -j "$jobs"
 # Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same
 # code paths), `slurm` (the recipe's scripts and the cluster, run once above) and `python` (its
 # package is built by pip, not with the sanitizers; it ran above).
+stage "the suites under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python' ${CTEST_ARGS:-}
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
+  stage "ThreadSanitizer (scripts/tsan.sh)"
   bash scripts/tsan.sh
+  stage "fuzz targets (scripts/fuzz-ci.sh)"
   FUZZ_SECONDS=60 bash scripts/fuzz-ci.sh
 fi
+stage "done"

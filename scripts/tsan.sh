@@ -57,7 +57,7 @@ echo "tsan: a planted race is reported, Archer is loaded"
 
 # 2. The OpenMP backends, clean.
 run() {
-  echo "tsan: $*"
+  echo "tsan: $* (at +${SECONDS}s)"
   if ! "$@" >>"$log" 2>&1; then
     echo "tsan: FAILED: $*"; grep -E -A30 "WARNING: ThreadSanitizer" "$log" | head -60; exit 1
   fi

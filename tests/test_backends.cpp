@@ -16,12 +16,14 @@
 // dtype tables under every ISA this machine has. What is special to one backend stays in its own
 // file (test_optimized, test_gpu, test_gpu_kernels, test_cudnn, test_cudnn_layout, test_onednn).
 #include <boost/test/unit_test.hpp>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,8 +70,21 @@ using Variant = std::function<void(const std::string& context)>;
 void once(const Variant& body) {
   body("");
 }
+// Every ISA this machine runs; only the one the backend chose (active_isa()) when
+// CONVCHECK_TESTBED_ACTIVE_ISA_ONLY=1: the CPU-model matrix (tests/isa/test_isa.sh) sets it under
+// emulation, where the narrower ISAs' code is the same code the native run already checks and
+// every variant costs minutes.
+std::vector<opt::Isa> testbed_isas() {
+  const char* only = std::getenv("CONVCHECK_TESTBED_ACTIVE_ISA_ONLY");
+  if (only == nullptr || std::string(only).empty()) return opt::available_isas();
+  if (std::string(only) != "1")
+    throw std::invalid_argument("CONVCHECK_TESTBED_ACTIVE_ISA_ONLY='" + std::string(only) +
+                                "': set it to 1 or leave it unset");
+  return {opt::active_isa()};
+}
+
 void every_isa(const Variant& body) {
-  for (opt::Isa isa : opt::available_isas()) {
+  for (opt::Isa isa : testbed_isas()) {
     opt::limit_isa(isa);
     BOOST_TEST_MESSAGE("isa " << opt::isa_name(isa));
     body(std::string("isa ") + opt::isa_name(isa));

@@ -9,13 +9,21 @@
 # Checks, each under the model:
 #   1. `convcheck list` names EXPECTED as the chosen ISA;
 #   2. the optimized backend's unit tests and its testbed suite pass, every ISA up to EXPECTED
-#      exercised and no other;
-#   3. the main job's run step (scripts/conformance-run.sh: conformance on reference, optimized
-#      and onednn) completes; run.json records EXPECTED; neither reference nor optimized fails a case;
-#   4. a fuzz campaign of the optimized backend finds nothing;
+#      exercised and no other (emulated: the testbed's code-path, dtype and special-value tables
+#      on EXPECTED alone);
+#   3. the main job's run step (scripts/conformance-run.sh on reference, optimized and onednn:
+#      natively the conformance suite, emulated the smoke suite) completes; run.json records
+#      EXPECTED; neither reference nor optimized fails a case;
+#   4. a fuzz campaign of the optimized backend finds nothing (500 cases natively, 200 emulated);
 #   5. CONVCHECK_OPTIMIZED_ISA above the CPU is refused (exit 2, the reason named); below it caps;
 #   6. natively: bench records name the ISA (bench is not emulated: its peak loops are long).
 # An AVX-512 instruction reached on a CPU without it dies with SIGILL in every one of these.
+# Time: issue 13 keeps the emulated part near 10 minutes of CI. qemu runs this code 30-60 times
+# slower than the host (2026-11-26, Intel Xeon guest: the whole testbed suite 8m50s under Haswell,
+# conformance ~18 min), so an emulated model runs what only it can show -- the chosen ISA's code
+# on a CPU without the wider ones, no SIGILL -- and leaves the narrower ISAs, the comparator
+# tables and the long suites to the native run, where the same code runs under every ISA cap.
+# Measured under Haswell: test_optimized 18 s, testbed 4 min, smoke 35 s, fuzz ~1 min.
 # Without qemu-x86_64 the emulated models are skipped (exit 77) with the reason, except under CI
 # (CI=true), where scripts/install-deps.sh must have installed it and its absence fails.
 set -u
@@ -45,6 +53,11 @@ if [ "$model" != native ]; then
   # OpenMP threads that spin while they wait are emulated instruction by instruction: with two
   # emulated runs beside each other that tripled their time. Sleeping waits cost nothing here.
   export OMP_WAIT_POLICY=PASSIVE
+  export CONVCHECK_TESTBED_ACTIVE_ISA_ONLY=1
+  testbed_cases=optimized/every_code_path,every_dtype,special_values,empty_operand_gives_zeros,repeated_runs_agree
+  suite=smoke fuzz_cases=200
+else
+  testbed_cases=optimized suite=conformance fuzz_cases=500
 fi
 # qemu warns about host-only CPUID bits it does not emulate; those lines are noise here.
 run() { "${launcher[@]}" "$@" 2> >(grep -v "TCG doesn't support requested feature" >&2); }
@@ -107,10 +120,14 @@ if [ $rc -eq 0 ]; then ok; else
   bad "test_optimized: want exit 0, got exit $rc"
   echo "$out" | tail -8 | sed 's/^/    /'
 fi
-out=$(run "$test_backends" --run_test=optimized --report_level=short --log_level=message 2>&1)
+out=$(run "$test_backends" --run_test="$testbed_cases" --report_level=short --log_level=message 2>&1)
 rc=$?
 tested=$(grep -o 'isa [a-z0-9]*' <<<"$out" | sed 's/isa //' | sort -u | tr '\n' ' ' | sed 's/ $//')
-want=$(tr ' ' '\n' <<<"$runs" | sort -u | tr '\n' ' ' | sed 's/ $//')
+if [ -n "${CONVCHECK_TESTBED_ACTIVE_ISA_ONLY:-}" ]; then
+  want=$expected
+else
+  want=$(tr ' ' '\n' <<<"$runs" | sort -u | tr '\n' ' ' | sed 's/ $//')
+fi
 if [ $rc -eq 0 ] && [ "$tested" = "$want" ]; then ok; else
   bad "test_backends (optimized): want exit 0 exercising ISAs '$want', got exit $rc exercising '$tested'"
   echo "$out" | tail -8 | sed 's/^/    /'
@@ -118,9 +135,9 @@ fi
 
 # 3. The main job's run step, on the backends whose code is chosen by ISA at run time (eigen is
 # compiled for the baseline x86-64 only, which isa_symbols checks; under qemu it would add minutes).
-out=$(CONVCHECK_BACKENDS=reference,optimized,onednn CONVCHECK_LAUNCHER="${launcher[*]}" bash "$repo/scripts/conformance-run.sh" "$cc" "$T/conf" 2>&1)
+out=$(CONVCHECK_SUITE=$suite CONVCHECK_BACKENDS=reference,optimized,onednn CONVCHECK_LAUNCHER="${launcher[*]}" bash "$repo/scripts/conformance-run.sh" "$cc" "$T/conf" 2>&1)
 rc=$?
-echo "$out" | grep -E '^main job: conformance|^  cpu:|failing pairs' | sed 's/^/  /'
+echo "$out" | grep -E '^main job: '"$suite"'|^  cpu:|failing pairs' | sed 's/^/  /'
 if [ $rc -eq 0 ] && [ -s "$T/conf/summary.json" ]; then
   verdict=$(python3 - "$T/conf" "$expected" <<'PY'
 import json, sys
@@ -141,17 +158,17 @@ for name in ("reference", "optimized"):
 print("; ".join(problems) or "ok")
 PY
   )
-  if [ "$verdict" = ok ]; then ok; else bad "conformance run: $verdict"; fi
+  if [ "$verdict" = ok ]; then ok; else bad "run step ($suite): $verdict"; fi
 else
-  bad "conformance run step: exit $rc"
+  bad "run step ($suite): exit $rc"
   echo "$out" | tail -6 | sed 's/^/    /'
 fi
 
 # 4. A fuzz campaign of the optimized backend.
-out=$(run "$cc" fuzz --backends optimized --cases 500 --seed 13 2>&1)
+out=$(run "$cc" fuzz --backends optimized --cases "$fuzz_cases" --seed 13 2>&1)
 rc=$?
 if [ $rc -eq 0 ]; then ok; else
-  bad "fuzz --backends optimized --cases 500 --seed 13: exit $rc"
+  bad "fuzz --backends optimized --cases $fuzz_cases --seed 13: exit $rc"
   echo "$out" | tail -6 | sed 's/^/    /'
 fi
 
