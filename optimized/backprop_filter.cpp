@@ -38,6 +38,18 @@ namespace convcheck::opt {
 // in place then). A kernel call continues its tile's sum from memory, so blocks, runs and
 // sub-blocks do not change the arithmetic.
 //
+// A 1x1 filter (one group) with fewer input than output channels is computed mirrored: the tiles
+// broadcast MR out_backprop channels and load NR input channels, into dw's transpose (scratch),
+// transposed into dw at the end. Either way every element sums the same products in the same
+// pixel and chunk order (a product x * dy is dy * x), so the result is bitwise the same; what
+// changes is which tensor the run's panel comes from: the narrower one, as whole pixels (ResNet's
+// 64 -> 256 1x1: one input panel of 64 channels, 43 out_backprop tiles reusing it, instead of 4
+// out_backprop panels strided 1 KiB apart, 11 tiles each, that each re-read the input). Measured
+// 2026-11-26 (Xeon guest, against oneDNN, interleaved, 3 rounds): AVX-512 0.90-0.91 -> 0.95-1.05
+// of oneDNN at 2 threads, 0.79-0.91 -> 0.85-0.93 at 1; N = 1 0.79-0.82 -> 0.89-0.92; AVX2 within
+// the noise (0.86-0.98 both ways). The same layer the other way round (256 -> 64) was already at
+// 1.08-1.24.
+//
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
 // ResNet's 1x1 layer (0.59-0.69 of oneDNN against 0.78-0.83, AVX2, 1 thread, 2026-11-24): with
@@ -67,7 +79,16 @@ struct Plan {
   const Geometry* g = nullptr;
   const T* x = nullptr;
   const T* dy = nullptr;
-  const Segment* seg = nullptr;  // [tap][row]
+  const Segment* seg = nullptr;  // [tap][row], Segment::x and ::dy swapped when mirrored
+  // The kernel's two sides (kernels.h, FilterTile): it broadcasts MR channels of `bside` and
+  // loads NR of `vside`, and writes C[m][n] at c[m * ldc + n]. Normally bside = input (rows: Cf
+  // filter rows per group), vside = out_backprop (cols: Og channels per group), C = dw; mirrored,
+  // the reverse, and C = dw's transpose (mirrored, below).
+  bool mirrored = false;
+  const T* bside = nullptr;
+  const T* vside = nullptr;
+  int64_t b_step = 0, v_step = 0;  // a pixel's step in each side
+  int64_t Mrows = 0, ldc = 0;      // rows of C per group and tap, and C's row stride
   int64_t taps = 0, rows = 0, Og = 0, MR = 0, NR = 0, qblocks = 0, oblocks = 0;
   int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
   void (*kernel)(const FilterTile<T>&) = nullptr;
@@ -99,8 +120,9 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
   for (int64_t r = rows_begin; r < rows_end; ++r) {
     const Segment& sg = P.seg[r];
     if (sg.count == 0) continue;
-    if (lo < 0) lo = sg.x;
-    hi = sg.x + (sg.count - 1) * std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C + g.C;
+    const int64_t sx = P.mirrored ? sg.dy : sg.x;
+    if (lo < 0) lo = sx;
+    hi = sx + (sg.count - 1) * std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C + g.C;
   }
   if (lo >= 0) nb.add(P.x + lo, (hi - lo) * elem, false);
   nb.spread(calls);
@@ -118,11 +140,11 @@ constexpr int64_t kFilterPrefetchTiles = 2;
 
 template <class T>
 inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t t, int64_t o0, int64_t nr) {
-  const Geometry& g = *P.g;
   const int64_t qb = t % P.qblocks, tap = t / P.qblocks % P.taps, q0 = qb * P.MR;
-  const char* c = reinterpret_cast<const char*>(out + (tap * g.Cf + q0) * g.O + o0);
-  const int64_t rows = std::min(P.MR, g.Cf - q0), last = nr * static_cast<int64_t>(sizeof(T)) - 1;
-  const int64_t ld = g.O * static_cast<int64_t>(sizeof(T));
+  const char* c = reinterpret_cast<const char*>(out + (tap * P.Mrows + q0) * P.ldc + o0);
+  const int64_t rows = std::min(P.MR, P.Mrows - q0),
+                last = nr * static_cast<int64_t>(sizeof(T)) - 1;
+  const int64_t ld = P.ldc * static_cast<int64_t>(sizeof(T));
   for (int64_t m = 0; m < rows; ++m) {
     const char* const row = c + m * ld;
     for (int64_t l = 0; l < last; l += kLine) __builtin_prefetch(row + l, 1, 3);
@@ -176,17 +198,15 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         for (int64_t t = ta; t < tb; ++t) {
           const int64_t qb = t % qblocks, tap = t / qblocks % taps, q0 = qb * MR;
           FilterTile<T> ft;
-          ft.x = P.x + grp * g.Cf + q0;
-          // A segment with two or more columns has sw < W; otherwise the step is never taken, and
-          // clamping keeps a huge stride's sw * C from overflowing.
-          ft.x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
-          ft.dy = pack ? pk->b.data() : P.dy + o0;
-          ft.dy_step = pack ? NR : g.O;
+          ft.x = P.bside + grp * P.Mrows + q0;
+          ft.x_step = P.b_step;
+          ft.dy = pack ? pk->b.data() : P.vside + o0;
+          ft.dy_step = pack ? NR : P.v_step;
           ft.seg = pack ? pk->seg.data() + tap * nsub : P.seg + tap * P.rows + sub0;
           ft.nseg = nsub;
-          ft.c = out + (tap * g.Cf + q0) * g.O + o0;
-          ft.ldc = g.O;
-          ft.mr = std::min(MR, g.Cf - q0);
+          ft.c = out + (tap * P.Mrows + q0) * P.ldc + o0;
+          ft.ldc = P.ldc;
+          ft.mr = std::min(MR, P.Mrows - q0);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
           if (t + kFilterPrefetchTiles < tb)
@@ -210,6 +230,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
     return;
   }
 
+  // Mirrored (header comment): a 1x1 filter of one group with fewer input than output channels.
+  const bool mirrored = taps == 1 && g.G == 1 && g.Cf < g.O;
+
   // Segments of every (tap, output row), in that order.
   std::vector<Segment> seg(static_cast<std::size_t>(taps * rows));
   for (int64_t a = 0; a < g.KH; ++a) {
@@ -228,12 +251,17 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
         s.x = ((n * g.H + r) * g.W + j_lo * g.sw + off) * g.C;
         s.dy = (row * g.OW + j_lo) * g.O;
         s.count = j_hi - j_lo;
+        if (mirrored) std::swap(s.x, s.dy);
       }
     }
   }
 
   const KernelTable<T>& kt = kernels<T>();
-  const int variant = kt.variant_for(Og);
+  // A segment with two or more columns has sw < W; otherwise the step is never taken, and
+  // clamping keeps a huge stride's sw * C from overflowing.
+  const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
+  const int64_t cols = mirrored ? g.Cf : Og;  // C's columns per group
+  const int variant = kt.variant_for(cols);
   const int64_t elem = static_cast<int64_t>(sizeof(T));
   const CacheSizes& cache = cache_sizes();
   Plan<T> P;
@@ -241,13 +269,20 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.x = x;
   P.dy = dy;
   P.seg = seg.data();
+  P.mirrored = mirrored;
+  P.bside = mirrored ? dy : x;
+  P.vside = mirrored ? x : dy;
+  P.b_step = mirrored ? g.O : x_step;
+  P.v_step = mirrored ? x_step : g.O;
+  P.Mrows = mirrored ? g.O : g.Cf;
+  P.ldc = mirrored ? g.Cf : g.O;
   P.taps = taps;
   P.rows = rows;
-  P.Og = Og;
+  P.Og = cols;
   P.NR = kt.nr(variant);
   P.MR = kt.mr;
-  P.qblocks = (g.Cf + P.MR - 1) / P.MR;
-  P.oblocks = (Og + P.NR - 1) / P.NR;
+  P.qblocks = (P.Mrows + P.MR - 1) / P.MR;
+  P.oblocks = (cols + P.NR - 1) / P.NR;
   P.kernel = kt.filter[variant];
   const int64_t tiles = g.G * taps * P.qblocks * P.oblocks;
   // Input rows one output row spans: the stride, but never more than the input has (a stride up to
@@ -304,10 +339,14 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
   while (chunks > 1 && (activation_elements / chunks < filter_elements || rows < chunks))
     chunks /= 2;
-  // Chunk 0 sums into dw itself, chunk c > 0 into partial + (c - 1) * filter_elements.
-  T* const partial =
-      chunks > 1 ? scratch_array<T>(ScratchSlot::partial_sums, (chunks - 1) * filter_elements)
-                 : nullptr;
+  // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
+  // c > 0 into partial + (c - 1) * filter_elements.
+  const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);
+  T* const sums = scratch_filters > 0 ? scratch_array<T>(ScratchSlot::partial_sums,
+                                                         scratch_filters * filter_elements)
+                                      : nullptr;
+  T* const first = mirrored ? sums : dw;
+  T* const partial = mirrored ? sums + filter_elements : sums;
   // Items (chunk, part of the tiles): a multiple of the thread count, so that threads get equal
   // shares of every chunk count (which alone decides the arithmetic).
   const int64_t parts = threads / std::gcd<int64_t>(threads, chunks);
@@ -332,7 +371,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
       int64_t r0, r1, t0, t1;
       split_range(rows, static_cast<int>(chunks), static_cast<int>(chunk), &r0, &r1);
       split_range(tiles, static_cast<int>(parts), static_cast<int>(part), &t0, &t1);
-      T* const out = chunk == 0 ? dw : partial + (chunk - 1) * filter_elements;
+      T* const out = chunk == 0 ? first : partial + (chunk - 1) * filter_elements;
       tap_runs(P, r0, r1, t0, t1, out, &pk);
     }
     if (chunks > 1) {
@@ -342,8 +381,15 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
       split_range(filter_elements, nt, tid, &e0, &e1);
       for (int64_t c = 1; c < chunks; ++c) {
         const T* src = partial + (c - 1) * filter_elements;
-        for (int64_t e = e0; e < e1; ++e) dw[e] += src[e];
+        for (int64_t e = e0; e < e1; ++e) first[e] += src[e];
       }
+    }
+    if (mirrored) {  // dw[q][o] = first[o][q] (one tap, one group)
+#pragma omp barrier
+      int64_t q0, q1;
+      split_range(g.Cf, nt, tid, &q0, &q1);
+      for (int64_t q = q0; q < q1; ++q)
+        for (int64_t o = 0; o < g.O; ++o) dw[q * g.O + o] = first[o * g.Cf + q];
     }
   }
 }
