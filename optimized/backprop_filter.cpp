@@ -38,7 +38,8 @@ namespace convcheck::opt {
 // in place then). A kernel call continues its tile's sum from memory, so blocks, runs and
 // sub-blocks do not change the arithmetic.
 //
-// A 1x1 filter (one group) with fewer input than output channels is computed mirrored: the tiles
+// A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
+// is computed mirrored: the tiles
 // broadcast MR out_backprop channels and load NR input channels, into dw's transpose (scratch),
 // transposed into dw at the end. Either way every element sums the same products in the same
 // pixel and chunk order (a product x * dy is dy * x), so the result is bitwise the same; what
@@ -64,13 +65,15 @@ namespace convcheck::opt {
 
 namespace {
 
+bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
+
 // Chunks: the largest power of two up to kMaxChunks with the activations at least that many times
 // the filter and a row per chunk, so that the chunks - 1 partial filters never take more memory
-// than the activations. Until 2026-11-26 chunks were 8 only from 128 times the filter, else 1:
-// split over tiles instead, every thread streamed all of the activations, and at 2 threads (Xeon,
-// AVX-512, against oneDNN) ResNet conv3 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97,
-// 0.99-1.03 chunked; DCGAN g4 (3.8 times, now 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread
-// unchanged.
+// than the activations (a mirrored 1x1 layer takes one filter more, its transpose). Until
+// 2026-11-26 chunks were 8 only from 128 times the filter, else 1: split over tiles instead, every
+// thread streamed all of the activations, and at 2 threads (Xeon, AVX-512, against oneDNN) ResNet
+// conv3 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8
+// times, now 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread unchanged.
 constexpr int64_t kMaxChunks = 8;
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
@@ -222,6 +225,10 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 
 }  // namespace
 
+void allow_mirrored_filter(bool allow) {
+  g_allow_mirrored = allow;
+}
+
 template <class T>
 void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   const int64_t taps = g.KH * g.KW, Og = g.O / g.G, rows = g.N * g.OH;
@@ -230,8 +237,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
     return;
   }
 
-  // Mirrored (header comment): a 1x1 filter of one group with fewer input than output channels.
-  const bool mirrored = taps == 1 && g.G == 1 && g.Cf < g.O;
+  // Mirrored (header comment): a 1x1 filter of one group with fewer input than output channels,
+  // and at least a full panel of them (fewer would leave most of each loaded vector unused).
+  const KernelTable<T>& kt = kernels<T>();
+  const bool mirrored =
+      g_allow_mirrored && taps == 1 && g.G == 1 && g.Cf < g.O && g.Cf >= kt.nr(kt.variants - 1);
 
   // Segments of every (tap, output row), in that order.
   std::vector<Segment> seg(static_cast<std::size_t>(taps * rows));
@@ -256,7 +266,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
     }
   }
 
-  const KernelTable<T>& kt = kernels<T>();
   // A segment with two or more columns has sw < W; otherwise the step is never taken, and
   // clamping keeps a huge stride's sw * C from overflowing.
   const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;

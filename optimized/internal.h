@@ -69,6 +69,9 @@ const CacheSizes& cache_sizes();
 /// op runs.
 void override_cache_sizes(int64_t l1d, int64_t l2);
 void clear_cache_override();
+/// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
+/// the test that the mirrored result is bitwise the plain one. Not while an op runs.
+void allow_mirrored_filter(bool allow);
 
 /// Threads for the backend's parallel regions: OpenMP's current maximum, or 1 when called from
 /// inside a parallel region.

@@ -284,6 +284,11 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_filter:input=2x6x200x64,filter=1x1x64x100",
       "conv2d_backprop_filter:input=3x11x13x37,filter=1x1x37x83",
       "conv2d_backprop_filter:input=2x9x9x20,filter=1x1x20x24,stride=2x2,padding=1:1:1:1",
+      // 1x1 mirrored (fewer input than output channels, at least a panel of them): chunks, panel
+      // and tile tails; one chunk (the transpose written from the first sum directly); strided
+      "conv2d_backprop_filter:input=3x11x13x70,filter=1x1x70x151",
+      "conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100",
+      "conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype=f64",
       "conv2d_backprop_filter:input=8x12x12x7,filter=3x3x7x9,padding=SAME",
       // several taps with out_backprop wider than a panel: the packed panel slices, sub-block
       // tails, panel tails, groups, strides
@@ -299,6 +304,39 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "depthwise_conv2d_backprop_input:input=2x9x10x72,filter=3x3x72x1,stride=2x2,padding=SAME",
   };
   check_blocking_paths(problems, "");
+}
+
+// A 1x1 backprop filter with fewer input than output channels runs mirrored (out_backprop
+// broadcast, input panels, into the filter's transpose): every element sums the same products in
+// the same order, so the bytes equal the plain orientation's, under every ISA, dtype and thread
+// count (pseudo-random operands: no NaN, whose payload may follow the operand order).
+BOOST_AUTO_TEST_CASE(mirrored_1x1_backprop_filter_is_bitwise_the_plain_one) {
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=3x11x13x70,filter=1x1x70x151",
+      "conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100",
+      "conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype=f64",
+      "conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,dtype=bf16",
+      "conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16",
+  };
+  const int saved = omp_get_max_threads();
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const char* text : problems) {
+      const Problem p = parse_problem(text);
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        const std::vector<unsigned char> mirrored = result_bytes(p);
+        opt::allow_mirrored_filter(false);
+        const std::vector<unsigned char> plain = result_bytes(p);
+        opt::allow_mirrored_filter(true);
+        BOOST_TEST(!plain.empty());
+        BOOST_TEST((mirrored == plain),
+                   "isa " << opt::isa_name(isa) << ": " << text << ", " << threads << " threads");
+      }
+    }
+  }
+  opt::clear_isa_limit();
+  omp_set_num_threads(saved);
 }
 
 // The same paths under small caches (opt::override_cache_sizes), where small problems reach what
