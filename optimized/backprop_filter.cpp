@@ -39,17 +39,16 @@ namespace convcheck::opt {
 // sub-blocks do not change the arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
-// is computed mirrored: the tiles
-// broadcast MR out_backprop channels and load NR input channels, into dw's transpose (scratch),
-// transposed into dw at the end. Either way every element sums the same products in the same
-// pixel and chunk order (a product x * dy is dy * x), so the result is bitwise the same; what
-// changes is which tensor the run's panel comes from: the narrower one, as whole pixels (ResNet's
-// 64 -> 256 1x1: one input panel of 64 channels, 43 out_backprop tiles reusing it, instead of 4
-// out_backprop panels strided 1 KiB apart, 11 tiles each, that each re-read the input). Measured
-// 2026-11-26 (Xeon guest, against oneDNN, interleaved, 3 rounds): AVX-512 0.90-0.91 -> 0.95-1.05
-// of oneDNN at 2 threads, 0.79-0.91 -> 0.85-0.93 at 1; N = 1 0.79-0.82 -> 0.89-0.92; AVX2 within
-// the noise (0.86-0.98 both ways). The same layer the other way round (256 -> 64) was already at
-// 1.08-1.24.
+// is computed mirrored: the tiles broadcast MR out_backprop channels and load NR input channels,
+// into dw's transpose (scratch), transposed into dw at the end. Either way every element sums the
+// same products in the same pixel and chunk order (a product x * dy is dy * x), so the result is
+// bitwise the same; what changes is which tensor the run's panel comes from: the narrower one, as
+// whole pixels (ResNet's 64 -> 256 1x1: one input panel of 64 channels, 43 out_backprop tiles
+// reusing it, instead of 4 out_backprop panels strided 1 KiB apart, 11 tiles each, that each
+// re-read the input). Measured 2026-11-26 (Xeon guest, against oneDNN, interleaved, 3 rounds):
+// AVX-512 0.90-0.91 -> 0.95-1.05 of oneDNN at 2 threads, 0.79-0.91 -> 0.85-0.93 at 1; N = 1
+// 0.79-0.82 -> 0.89-0.92; AVX2 within the noise (0.86-0.98 both ways). The same layer the other way
+// round (256 -> 64) was already at 1.08-1.24.
 //
 // A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
 // panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
@@ -90,9 +89,11 @@ struct Plan {
   bool mirrored = false;
   const T* bside = nullptr;
   const T* vside = nullptr;
+  int64_t x_step = 0;              // an output column's step in the input
   int64_t b_step = 0, v_step = 0;  // a pixel's step in each side
-  int64_t Mrows = 0, ldc = 0;      // rows of C per group and tap, and C's row stride
-  int64_t taps = 0, rows = 0, Og = 0, MR = 0, NR = 0, qblocks = 0, oblocks = 0;
+  int64_t Mrows = 0, cols = 0;     // C's rows and columns per group and tap
+  int64_t ldc = 0;                 // C's row stride
+  int64_t taps = 0, rows = 0, MR = 0, NR = 0, qblocks = 0, oblocks = 0;
   int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
   void (*kernel)(const FilterTile<T>&) = nullptr;
   bool pack = true;
@@ -125,7 +126,7 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
     if (sg.count == 0) continue;
     const int64_t sx = P.mirrored ? sg.dy : sg.x;
     if (lo < 0) lo = sx;
-    hi = sx + (sg.count - 1) * std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C + g.C;
+    hi = sx + (sg.count - 1) * P.x_step + g.C;
   }
   if (lo >= 0) nb.add(P.x + lo, (hi - lo) * elem, false);
   nb.spread(calls);
@@ -183,7 +184,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
       const int64_t tb =
           std::min({t1, (ta / (taps * qblocks) + 1) * (taps * qblocks), ta + P.run_tiles});
       const int64_t grp = ta / (qblocks * taps * P.oblocks), ob = ta / (qblocks * taps) % P.oblocks;
-      const int64_t o0 = grp * P.Og + ob * NR, nr = std::min(NR, P.Og - ob * NR);
+      const int64_t o0 = grp * P.cols + ob * NR, nr = std::min(NR, P.cols - ob * NR);
       for (int64_t s = 0; s < nsubs; ++s) {
         const int64_t sub0 = row0 + subs.begin(s), nsub = subs.size(s);
         const bool pack = P.pack;
@@ -279,15 +280,16 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.dy = dy;
   P.seg = seg.data();
   P.mirrored = mirrored;
+  P.x_step = x_step;
   P.bside = mirrored ? dy : x;
   P.vside = mirrored ? x : dy;
   P.b_step = mirrored ? g.O : x_step;
   P.v_step = mirrored ? x_step : g.O;
   P.Mrows = mirrored ? g.O : g.Cf;
+  P.cols = cols;
   P.ldc = mirrored ? g.Cf : g.O;
   P.taps = taps;
   P.rows = rows;
-  P.Og = cols;
   P.NR = kt.nr(variant);
   P.MR = kt.mr;
   P.qblocks = (P.Mrows + P.MR - 1) / P.MR;
