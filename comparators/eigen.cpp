@@ -45,6 +45,22 @@
 // bits between thread counts: the contract does not claim determinism (int32 is exact).
 //
 // Empty operands: the sum of no terms, zeros, written here (comparators::zeros_if_empty).
+//
+// ISA: the build has no -march, so this file's Eigen is vectorised for the baseline (SSE2).
+// TensorFlow's x86 builds compile Eigen for AVX or for the build machine, so the maths also comes
+// as shared modules compiled for AVX2 + FMA and for AVX-512 (comparators/eigen_module.cpp), and
+// the backend runs the widest one the CPU and OS can execute (core/cpu.h), capped by
+// CONVCHECK_EIGEN_ISA=baseline|avx2|avx512 (as CONVCHECK_OPTIMIZED_ISA caps optimized and
+// ONEDNN_MAX_CPU_ISA oneDNN; any other value is an error). A module is looked for in
+// CONVCHECK_EIGEN_MODULE_DIR when that is set, else beside the program or library holding this
+// code (the python package's extension), in <libdir>/convcheck relative to it (an installed
+// tree: <prefix>/bin/convcheck, <prefix>/lib/convcheck/), and in the build tree; one not found (or
+// not loadable) is skipped for the next narrower, and last_note() says which ran and why a wider
+// one did not. isa() names the ISA that runs. The layout shuffles and the finiteness scan stay in
+// this file (memory-bound).
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 
@@ -56,12 +72,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <unsupported/Eigen/CXX11/Tensor>
 #include <vector>
 
 #include "comparators/eigen_kernels.h"
+#include "core/cpu.h"
+#include "core/error.h"
 #include "core/half.h"
 #include "core/layout.h"
 
@@ -88,19 +107,115 @@ template <std::size_t Bytes>
 using Bits =
     std::conditional_t<Bytes == 2, uint16_t, std::conditional_t<Bytes == 4, uint32_t, uint64_t>>;
 
+// The SIMD this file's Eigen was compiled for: the build's baseline (no -march), e.g. "sse2".
+std::string baseline_isa() {
+  std::string s = Eigen::SimdInstructionSetsInUse();
+  const std::size_t comma = s.rfind(", ");
+  if (comma != std::string::npos) s = s.substr(comma + 2);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return s;
+}
+
+// The ISA modules, widest first, with what the CPU must run for each.
+struct ModuleIsa {
+  const char* name;
+  bool (*usable)();
+};
+const ModuleIsa kModuleIsas[] = {
+    {"avx512", [] { return cpu_features().avx512_usable(); }},
+    {"avx2", [] { return cpu_features().avx2_usable(); }},
+};
+
+// The directories a module is looked for in (header comment), in order.
+std::vector<std::string> module_dirs() {
+  if (const char* e = std::getenv("CONVCHECK_EIGEN_MODULE_DIR"); e && *e) return {e};
+  std::vector<std::string> dirs;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&module_dirs), &info) && info.dli_fname) {
+    // dladdr names the program as it was started (argv[0]: relative, or without a directory
+    // when found on PATH): resolved, or /proc/self/exe where that fails.
+    std::string self;
+    if (char* real = realpath(info.dli_fname, nullptr)) {
+      self = real;
+      free(real);
+    } else {
+      char buf[4096];
+      const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+      if (n > 0) self.assign(buf, static_cast<std::size_t>(n));
+    }
+    const std::size_t slash = self.find_last_of('/');
+    if (slash != std::string::npos) {
+      const std::string dir = self.substr(0, slash);
+      dirs.push_back(dir);
+      dirs.push_back(dir + "/" CONVCHECK_EIGEN_MODULE_INSTALL_REL);
+    }
+  }
+  dirs.push_back(CONVCHECK_EIGEN_MODULE_BUILD_DIR);
+  return dirs;
+}
+
+// The module that runs (entry null: this file's baseline build) and why no wider one does.
+struct ModuleChoice {
+  eigen_kernels::ModuleEntry entry = nullptr;
+  std::string isa;   // what runs
+  std::string path;  // the module's file ("" for the baseline build)
+  std::string note;  // why a wider ISA does not run ("" when the widest usable one runs)
+};
+
+ModuleChoice choose_module() {
+  std::string cap = "avx512";
+  if (const char* e = std::getenv("CONVCHECK_EIGEN_ISA"); e && *e) {
+    cap = e;
+    if (cap != "baseline" && cap != "avx2" && cap != "avx512")
+      throw InvalidArgument("CONVCHECK_EIGEN_ISA must be baseline, avx2 or avx512, got '" + cap +
+                            "'");
+  }
+  ModuleChoice c;
+  c.isa = baseline_isa();
+  if (cap == "baseline") {
+    c.note = "capped by CONVCHECK_EIGEN_ISA=baseline";
+    return c;
+  }
+  bool allowed = cap == "avx512";  // the cap's own ISA and the narrower ones
+  for (const ModuleIsa& m : kModuleIsas) {
+    allowed = allowed || cap == m.name;
+    // A module the CPU or OS cannot run is not a shortfall to report.
+    if (!allowed || !m.usable()) continue;
+    const std::string file = std::string("convcheck-eigen-") + m.name + ".so";
+    std::string why = file + " not found in";
+    for (const std::string& dir : module_dirs()) {
+      const std::string path = dir + "/" + file;
+      if (access(path.c_str(), R_OK) != 0) {
+        why += " " + dir;
+        continue;
+      }
+      // Never closed: the module's thread pools live as long as the process.
+      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      void* sym = h ? dlsym(h, eigen_kernels::kModuleEntry) : nullptr;
+      if (!sym) {
+        const char* err = dlerror();
+        why = path + " did not load: " + (err ? err : "no entry point");
+        break;
+      }
+      c.entry = reinterpret_cast<eigen_kernels::ModuleEntry>(sym);
+      c.isa = m.name;
+      c.path = path;
+      return c;
+    }
+    c.note += (c.note.empty() ? "" : "; ") + why;
+  }
+  if (cap != "avx512" && c.note.empty()) c.note = "capped by CONVCHECK_EIGEN_ISA=" + cap;
+  return c;
+}
+
 class EigenBackend : public Backend {
  public:
+  EigenBackend() : module_(choose_module()) {}
+
   std::string name() const override { return "eigen"; }
 
-  // The SIMD Eigen's packets were compiled for: the build's baseline (no -march), e.g. "sse2".
-  std::string isa() const override {
-    std::string s = Eigen::SimdInstructionSetsInUse();
-    const std::size_t comma = s.rfind(", ");
-    if (comma != std::string::npos) s = s.substr(comma + 2);
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
-    return s;
-  }
+  // The SIMD Eigen's packets run with: a module's ISA, or the baseline's (e.g. "sse2").
+  std::string isa() const override { return module_.isa; }
 
   Status can_implement(const CheckedProblem&) const override {
     return Status::Ok();  // every op, dtype, format and padding (header comment)
@@ -129,23 +244,25 @@ class EigenBackend : public Backend {
     Path path = Path::patches;
     switch (p.dtype) {
       case DType::f32:
-        path = compute_as<float>(checked, in, result, pool->device);
+        path = compute_as<float>(checked, in, result, pool->device, threads);
         break;
       case DType::f64:
-        path = compute_as<double>(checked, in, result, pool->device);
+        path = compute_as<double>(checked, in, result, pool->device, threads);
         break;
       case DType::f16:
-        path = compute_as<Eigen::half>(checked, in, result, pool->device);
+        path = compute_as<Eigen::half>(checked, in, result, pool->device, threads);
         break;
       case DType::bf16:
-        path = compute_as<Eigen::bfloat16>(checked, in, result, pool->device);
+        path = compute_as<Eigen::bfloat16>(checked, in, result, pool->device, threads);
         break;
       case DType::i32:
-        path = compute_as<uint32_t>(checked, in, result, pool->device);
+        path = compute_as<uint32_t>(checked, in, result, pool->device, threads);
         break;
     }
-    last_note_ = version_string() + ", " + std::to_string(threads) +
-                 (threads == 1 ? " thread, " : " threads, ") +
+    last_note_ = version_string() + " (" + module_.isa +
+                 (module_.path.empty() ? "" : " " + module_.path) +
+                 (module_.note.empty() ? "" : "; " + module_.note) + "), " +
+                 std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") +
                  (path == Path::patches ? "patches" : "taps (non-finite operands)");
   }
 
@@ -169,8 +286,8 @@ class EigenBackend : public Backend {
   }
 
   template <class T>
-  static Path compute_as(const CheckedProblem& checked, const Operands& in, TensorView result,
-                         const Eigen::ThreadPoolDevice& d) {
+  Path compute_as(const CheckedProblem& checked, const Operands& in, TensorView result,
+                  const Eigen::ThreadPoolDevice& d, int threads) const {
     const Problem& p = checked.problem();
     const Geometry& g = checked.geometry();
     const OpIO io = op_io(p.op);
@@ -186,7 +303,21 @@ class EigenBackend : public Backend {
     const bool nchw_result = stored_nchw(p, io.result_like);
     if (nchw_result) kr.resize(static_cast<std::size_t>(role_elements(g, io.result_like)));
     T* out = nchw_result ? kr.data() : static_cast<T*>(result.data);
-    eigen_kernels::run<T>(op_kind(p.op), g, path, a, b, out, d);
+    if (module_.entry) {
+      eigen_kernels::ModuleCall call;
+      call.kind = op_kind(p.op);
+      call.dtype = p.dtype;
+      call.path = path;
+      call.threads = threads;
+      call.g = &g;
+      call.a = a;
+      call.b = b;
+      call.result = out;
+      if (module_.entry(&call) != 0)
+        throw std::runtime_error("eigen (" + module_.isa + " module): " + call.error);
+    } else {
+      eigen_kernels::run<T>(op_kind(p.op), g, path, a, b, out, d);
+    }
     if (nchw_result) {
       using B = Bits<sizeof(T)>;
       eigen_kernels::nhwc_to_nchw(reinterpret_cast<const B*>(out), static_cast<B*>(result.data),
@@ -195,7 +326,8 @@ class EigenBackend : public Backend {
     return path;
   }
 
-  std::string last_note_;  // the version, threads and path of the last run
+  const ModuleChoice module_;
+  std::string last_note_;  // the version, ISA, threads and path of the last run
   mutable std::mutex mutex_;
   std::map<int, std::unique_ptr<Pool>> pools_;  // by thread count
 };

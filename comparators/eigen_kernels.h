@@ -42,4 +42,23 @@ void nhwc_to_nchw(const T* in, T* out, const std::array<int64_t, 4>& nhwc,
 template <class T>
 bool all_finite(const T* p, int64_t n);
 
+/// One run() call across the boundary of an ISA module (comparators/eigen_module.cpp: this file's
+/// maths compiled again with AVX2 or AVX-512 packets into a shared module of its own). Only plain
+/// data crosses it: no Eigen object (their alignment follows the ISA flags) and no exception.
+struct ModuleCall {
+  OpKind kind = OpKind::forward;
+  DType dtype = DType::f32;
+  Path path = Path::patches;
+  int threads = 1;  // the module keeps its own ThreadPool per count
+  const Geometry* g = nullptr;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* result = nullptr;
+  char error[256] = {};  // set when the entry point returns nonzero
+};
+/// The modules' one exported symbol, extern "C": int convcheck_eigen_run_v1(ModuleCall*), 0 on
+/// success.
+constexpr const char kModuleEntry[] = "convcheck_eigen_run_v1";
+using ModuleEntry = int (*)(ModuleCall*);
+
 }  // namespace convcheck::eigen_kernels

@@ -16,7 +16,7 @@ targets=${FUZZ_TARGETS:-descriptor npy suite results}
 jobs=$(nproc)
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCONVCHECK_FUZZ=ON -DCONVCHECK_CUDA=OFF \
-  -DCONVCHECK_ONEDNN=OFF >/dev/null
+  -DCONVCHECK_ONEDNN=OFF -DCONVCHECK_EIGEN_MODULES=OFF >/dev/null
 built=()
 for t in $targets; do
   # A target whose library is not in this tree (e.g. results before reports/) is skipped, said so.

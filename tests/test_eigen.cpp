@@ -1,16 +1,22 @@
 #define BOOST_TEST_MODULE eigen
 // What is special to the "eigen" comparator (comparators/eigen.cpp). Its tables (every op, dtype,
 // format and padding, special values, empty operands, repeated runs, a conformance sample) run in
-// the backend testbed (tests/test_backends.cpp, CTest test_backends_eigen). Here: the facts its
-// contract rests on, measured on the Eigen this build uses, and its thread count.
+// the backend testbed (tests/test_backends.cpp, CTest test_backends_eigen) on the widest ISA the
+// machine runs. Here: the facts its contract rests on, measured on the Eigen this build uses, its
+// thread count, and its ISA modules (each ISA the machine runs passes a table of every op and
+// dtype; the cap and a missing module are reported).
 #include <omp.h>
 
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comparators/comparators.h"
+#include "core/cpu.h"
+#include "core/error.h"
 #include "oracle/oracle.h"
 #include "tests/backend_testbed.h"
 
@@ -24,6 +30,37 @@ Backend& eigen() {
     return Registry::instance().make("eigen");
   }();
   return *backend;
+}
+
+// A fresh eigen backend made with CONVCHECK_EIGEN_ISA and CONVCHECK_EIGEN_MODULE_DIR set to cap
+// and dir (null: unset), which it reads when made; both restored to unset after.
+std::unique_ptr<Backend> eigen_with(const char* cap, const char* dir) {
+  eigen();  // registered
+  auto set = [](const char* name, const char* v) {
+    if (v)
+      setenv(name, v, 1);
+    else
+      unsetenv(name);
+  };
+  set("CONVCHECK_EIGEN_ISA", cap);
+  set("CONVCHECK_EIGEN_MODULE_DIR", dir);
+  std::unique_ptr<Backend> b;
+  try {
+    b = Registry::instance().make("eigen");
+  } catch (...) {
+    set("CONVCHECK_EIGEN_ISA", nullptr);
+    set("CONVCHECK_EIGEN_MODULE_DIR", nullptr);
+    throw;
+  }
+  set("CONVCHECK_EIGEN_ISA", nullptr);
+  set("CONVCHECK_EIGEN_MODULE_DIR", nullptr);
+  return b;
+}
+
+// The ISA modules this build made (comparators/CMakeLists.txt), e.g. "avx2,avx512".
+bool module_built(const std::string& isa) {
+  return ("," + std::string(CONVCHECK_EIGEN_MODULES_BUILT) + ",").find("," + isa + ",") !=
+         std::string::npos;
 }
 
 // sum over c of x[c] * 1 for x = [big, 1, 1, ..., 1] (n values), through conv2d with a 1x1 filter.
@@ -103,4 +140,71 @@ BOOST_AUTO_TEST_CASE(sixteen_bit_overflow_within_the_bound_passes) {
   const char* p = "depthwise_conv2d:input=1x7x12x2,filter=3x5x2x2,padding=SAME,dtype=f16";
   const CaseReport r = testbed::check(eigen(), p, FillKind::ramp, 223884878);
   BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass", to_text(r));
+}
+
+// Each ISA the machine runs, through the cap: the backend says which runs, and every op on every
+// dtype it computes passes the oracle there (the testbed's whole tables run on the widest one).
+// Where the CPU or the build lacks an ISA the cap falls back to the next narrower, and the test
+// says so rather than passing it as that ISA.
+BOOST_AUTO_TEST_CASE(each_isa_module_runs_and_passes) {
+  const CpuFeatures& cpu = cpu_features();
+  const std::string baseline = eigen_with("baseline", nullptr)->isa();
+  BOOST_TEST(baseline.find("avx") == std::string::npos, baseline);
+  struct Want {
+    const char* cap;
+    bool runs;
+  };
+  const Want wants[] = {{"baseline", true},
+                        {"avx2", cpu.avx2_usable() && module_built("avx2")},
+                        {"avx512", cpu.avx512_usable() && module_built("avx512")}};
+  const char* problems[] = {
+      "conv2d:input=2x9x9x8,filter=3x3x8x16,stride=2x2,padding=SAME",
+      "conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x16,stride=2x2,padding=SAME",
+      "conv2d_backprop_filter:input=2x9x9x8,filter=3x3x8x16,dilation=2x2,padding=VALID",
+      "conv2d_transpose:input=1x8x8x17,filter=5x5x17x9,stride=2x2,padding=SAME",
+      "depthwise_conv2d:input=2x8x8x16,filter=3x3x16x2,padding=SAME",
+      "depthwise_conv2d_backprop_input:input=2x8x8x16,filter=3x3x16x2,stride=2x2,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=1x8x8x16,filter=3x3x16x2,padding=SAME"};  // bf16: <
+                                                                                        // 128 terms
+  for (const Want& w : wants) {
+    if (!w.runs) {
+      BOOST_TEST_MESSAGE(
+          "eigen " << w.cap << ": not checked ("
+                   << (module_built(w.cap) ? "the CPU or OS does not run it" : "module not built")
+                   << ")");
+      continue;
+    }
+    const std::unique_ptr<Backend> b = eigen_with(w.cap, nullptr);
+    BOOST_TEST(b->isa() == (std::string(w.cap) == "baseline" ? baseline : w.cap));
+    for (const char* p : problems) {
+      for (const char* dtype : {"f32", "f64", "f16", "bf16", "i32"}) {
+        const std::string d = std::string(p) + ",dtype=" + dtype;
+        if (std::string(dtype) == "i32" &&
+            (d.find("filter:") != std::string::npos || d.find("depthwise") != std::string::npos))
+          continue;  // not in the contract for int32
+        const CaseReport r = testbed::check(*b, d, FillKind::real, 5);
+        BOOST_TEST(std::string(verdict_name(r.records.at(0).verdict)) == "pass",
+                   w.cap << ": " << to_text(r));
+      }
+    }
+    const std::string note = b->last_note();
+    BOOST_TEST(note.find("(" + b->isa()) != std::string::npos, note);
+  }
+}
+
+// An unknown cap is an error naming the value; a module that is not there is reported, and the
+// baseline build runs.
+BOOST_AUTO_TEST_CASE(a_bad_cap_fails_and_a_missing_module_is_named) {
+  BOOST_CHECK_EXCEPTION(eigen_with("avx3", nullptr), InvalidArgument, [](const InvalidArgument& e) {
+    return std::string(e.what()).find("'avx3'") != std::string::npos;
+  });
+  if (!cpu_features().avx2_usable()) return;  // no module would be looked for
+  const std::unique_ptr<Backend> b = eigen_with(nullptr, "/nonexistent-convcheck-dir");
+  BOOST_TEST(b->isa() == eigen_with("baseline", nullptr)->isa());
+  const Problem pr = parse_problem("conv2d:input=1x5x5x2,filter=3x3x2x2,padding=SAME");
+  testbed::result_of(*b, pr, testbed::random_operands(pr, 2));
+  BOOST_TEST(
+      b->last_note().find("convcheck-eigen-avx2.so not found in /nonexistent-convcheck-dir") !=
+          std::string::npos,
+      b->last_note());
 }

@@ -397,6 +397,12 @@ def backends():
     return list(_cc.backend_names())
 
 
+def backend_isa(name):
+    """The instruction set backend `name` runs with, as bench and run.json record it (e.g.
+    "avx512" for optimized, "avx2" for eigen's AVX2 module, "sse2" for its baseline build)."""
+    return _cc.backend_isa(name)
+
+
 def fills():
     """The oracle's fill names."""
     return list(_cc.fill_names())

@@ -497,6 +497,10 @@ NB_MODULE(_convcheck, m) {
     for (const Registry::Entry& e : Registry::instance().entries()) out.push_back(e.name);
     return out;
   });
+  // The instruction set a backend's code runs with (Backend::isa(), as bench and run.json record
+  // it), e.g. "avx512"; "" where the question does not apply.
+  m.def("backend_isa",
+        [](const std::string& name) { return Registry::instance().make(name)->isa(); });
   m.def("tf_admission",
         [](const Problem& p) { return to_json(tf_admission(p, geometry(p))).dump(); });
   m.def("coverage_classes", [](const Problem& p) { return reports::classes_of(p); });

@@ -109,6 +109,26 @@ def test_compute_backends_agree_and_judge_passes():
         convcheck.compute(p, ops, backend="nope")
 
 
+def test_eigen_loads_its_isa_module_from_the_package():
+    # The package carries eigen's ISA modules beside its extension (python/CMakeLists.txt; CI's
+    # build makes the AVX2 one alone); on a CPU that runs AVX2 the installed package loads it.
+    here = os.path.dirname(convcheck.__file__)
+    modules = sorted(f for f in os.listdir(here) if f.startswith("convcheck-eigen-"))
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    isa = convcheck.backend_isa("eigen")
+    if not modules:
+        pytest.skip("this package was built without eigen ISA modules (CONVCHECK_EIGEN_MODULES)")
+    if not {"avx2", "fma", "f16c"} <= flags:
+        assert "avx" not in isa, isa
+        pytest.skip("this CPU does not run AVX2: eigen runs its baseline build (%s)" % isa)
+    assert isa in ("avx2", "avx512") and "convcheck-eigen-%s.so" % isa in modules, (isa, modules)
+
+
 def test_compute_runs_the_comparators_and_names_unavailable_backends():
     # Every backend the command line registers but plugins: the comparators in process (each
     # judged under its own contract's tolerance by f32's bound here: a sum of 27 terms), and a

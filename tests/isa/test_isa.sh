@@ -133,23 +133,30 @@ if [ $rc -eq 0 ] && [ "$tested" = "$want" ]; then ok; else
   echo "$out" | tail -8 | sed 's/^/    /'
 fi
 
-# 3. The main job's run step, on the backends whose code is chosen by ISA at run time (eigen is
-# compiled for the baseline x86-64 only, which isa_symbols checks; under qemu it would add minutes).
-out=$(CONVCHECK_SUITE=$suite CONVCHECK_BACKENDS=reference,optimized,onednn CONVCHECK_LAUNCHER="${launcher[*]}" bash "$repo/scripts/conformance-run.sh" "$cc" "$T/conf" 2>&1)
+# 3. The main job's run step, on the backends whose code is chosen by ISA at run time: optimized
+# (kernel tables) and eigen (its ISA modules, comparators/eigen.cpp: the one for the expected ISA
+# when the build made it, else the baseline build, which names no AVX).
+eigen_want=baseline
+[ "$expected" != generic ] && [ -f "$(dirname "$cc")/convcheck-eigen-$expected.so" ] && eigen_want=$expected
+out=$(CONVCHECK_SUITE=$suite CONVCHECK_BACKENDS=reference,optimized,onednn,eigen CONVCHECK_LAUNCHER="${launcher[*]}" bash "$repo/scripts/conformance-run.sh" "$cc" "$T/conf" 2>&1)
 rc=$?
 echo "$out" | grep -E '^main job: '"$suite"'|^  cpu:|failing pairs' | sed 's/^/  /'
 if [ $rc -eq 0 ] && [ -s "$T/conf/summary.json" ]; then
-  verdict=$(python3 - "$T/conf" "$expected" <<'PY'
+  verdict=$(python3 - "$T/conf" "$expected" "$eigen_want" <<'PY'
 import json, sys
-d, want = sys.argv[1], sys.argv[2]
+d, want, eigen_want = sys.argv[1], sys.argv[2], sys.argv[3]
 s = json.load(open(d + "/summary.json"))
 env = json.load(open(d + "/run.json"))["environment"]
 problems = []
-if env.get("kernel_isa", {}).get("optimized") != want:
-    problems.append("run.json kernel_isa %r, want optimized %r" % (env.get("kernel_isa"), want))
+isa = env.get("kernel_isa", {})
+if isa.get("optimized") != want:
+    problems.append("run.json kernel_isa %r, want optimized %r" % (isa, want))
+eigen_isa = isa.get("eigen", "")
+if (eigen_isa != eigen_want) if eigen_want != "baseline" else ("avx" in eigen_isa or not eigen_isa):
+    problems.append("run.json kernel_isa %r, want eigen %r" % (isa, eigen_want))
 if not s.get("complete"):
     problems.append("summary.json says the run is incomplete")
-for name in ("reference", "optimized"):
+for name in ("reference", "optimized", "eigen"):
     c = s["by_backend"].get(name)
     if c is None:
         problems.append("%s did not run" % name)

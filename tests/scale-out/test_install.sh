@@ -40,5 +40,18 @@ fi
 out=$("$P/bin/convcheck" check 'conv2d_backprop_input:input=1x5x5x2,filter=3x3x2x3' \
   --backends "plugin:$P/lib/convcheck/plugins/minimal.so" 2>&1)
 if [[ "$out" == *"minimal.so: pass"* ]]; then ok; else bad "installed plugin check: $(tail -3 <<<"$out")"; fi
+# The eigen comparator's ISA modules (comparators/CMakeLists.txt): each one built is installed, and
+# the installed binary loads the widest this CPU runs from the installed tree, not the build tree.
+mods=$(cd "$BUILD" && ls convcheck-eigen-*.so 2>/dev/null)
+for m in $mods; do
+  if [ -e "$P/lib/convcheck/$m" ]; then ok; else bad "missing from the installed tree: lib/convcheck/$m"; fi
+done
+if [ -n "$mods" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  echo 'conv2d:input=1x5x5x2,filter=3x3x2x3' >"$T/one.txt"
+  out=$("$P/bin/convcheck" bench --suite "$T/one.txt" --backends eigen --reps 1 --warmup 0 --json 2>&1)
+  if [[ "$out" == *"\"note\":\"Eigen "*"/bin/../lib/convcheck/convcheck-eigen-avx"* ]]; then ok; else
+    bad "installed eigen did not load a module from the installed tree: $(grep -o '"note":"[^"]*"' <<<"$out")"
+  fi
+fi
 echo "install: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
