@@ -51,14 +51,18 @@
 // as shared modules compiled for AVX2 + FMA and for AVX-512 (comparators/eigen_module.cpp), and
 // the backend runs the widest one the CPU and OS can execute (core/cpu.h), capped by
 // CONVCHECK_EIGEN_ISA=baseline|avx2|avx512 (as CONVCHECK_OPTIMIZED_ISA caps optimized and
-// ONEDNN_MAX_CPU_ISA oneDNN; any other value is an error). A module is looked for in
-// CONVCHECK_EIGEN_MODULE_DIR when that is set, else beside the program or library holding this
-// code (the python package's extension), in <libdir>/convcheck relative to it (an installed
-// tree: <prefix>/bin/convcheck, <prefix>/lib/convcheck/), and in the build tree; one not found (or
-// not loadable) is skipped for the next narrower, and last_note() says which ran and why a wider
-// one did not. isa() names the ISA that runs. The layout shuffles and the finiteness scan stay in
-// this file (memory-bound).
+// ONEDNN_MAX_CPU_ISA oneDNN; an unknown value, or an ISA this CPU cannot run, is an error). A
+// module is looked for in CONVCHECK_EIGEN_MODULE_DIR when that is set, else beside the program or
+// library holding this code (the python package's extension), in <libdir>/convcheck relative to
+// it (an installed tree: <prefix>/bin/convcheck, <prefix>/lib/convcheck/), and, for a program in
+// the build tree, there. Before use a module must report this build's ABI (eigen_kernels.h:
+// module_abi(), so a stale file is refused) and an Eigen vectorised for its ISA. One not built,
+// not found or refused is skipped for the next narrower; last_note() says which ran (its file)
+// and why a wider one the CPU runs did not (the cap, the build, the file). isa() names the ISA
+// that runs. The layout shuffles and the finiteness scan stay in this file (memory-bound).
+// The choice is made when the backend is made (a dlopen of a module already loaded is cheap).
 #include <dlfcn.h>
+#include <errno.h>  // program_invocation_name (GNU)
 #include <unistd.h>
 
 #include <memory>
@@ -73,6 +77,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -116,41 +121,51 @@ std::string baseline_isa() {
   return s;
 }
 
-// The ISA modules, widest first, with what the CPU must run for each.
+// The ISA modules, widest first: what the CPU must run for each, and the SIMD its Eigen must
+// report (Eigen::SimdInstructionSetsInUse()) for the module to be taken as what it says (Eigen
+// 3.4 names an AVX2 + FMA build "AVX SSE, SSE2, ...", an AVX-512 one "AVX512, FMA, AVX2, ...").
 struct ModuleIsa {
   const char* name;
   bool (*usable)();
+  const char* simd;
 };
 const ModuleIsa kModuleIsas[] = {
-    {"avx512", [] { return cpu_features().avx512_usable(); }},
-    {"avx2", [] { return cpu_features().avx2_usable(); }},
+    {"avx512", [] { return cpu_features().avx512_usable(); }, "AVX512"},
+    {"avx2", [] { return cpu_features().avx2_usable(); }, "AVX"},
 };
+
+// Whether this build made the module of `isa` (comparators/CMakeLists.txt), e.g. "avx2,avx512".
+bool module_built(const std::string& isa) {
+  return ("," + std::string(CONVCHECK_EIGEN_MODULES_BUILT) + ",").find("," + isa + ",") !=
+         std::string::npos;
+}
 
 // The directories a module is looked for in (header comment), in order.
 std::vector<std::string> module_dirs() {
   if (const char* e = std::getenv("CONVCHECK_EIGEN_MODULE_DIR"); e && *e) return {e};
-  std::vector<std::string> dirs;
+  // The file holding this code: the program (dladdr then names it as started, argv[0], which may
+  // be relative or bare: /proc/self/exe has its real path), or the Python package's extension.
+  std::string self;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&module_dirs), &info) && info.dli_fname) {
-    // dladdr names the program as it was started (argv[0]: relative, or without a directory
-    // when found on PATH): resolved, or /proc/self/exe where that fails.
-    std::string self;
-    if (char* real = realpath(info.dli_fname, nullptr)) {
-      self = real;
-      free(real);
+    if (std::strcmp(info.dli_fname, program_invocation_name) != 0) {
+      self = info.dli_fname;
     } else {
       char buf[4096];
       const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
       if (n > 0) self.assign(buf, static_cast<std::size_t>(n));
     }
-    const std::size_t slash = self.find_last_of('/');
-    if (slash != std::string::npos) {
-      const std::string dir = self.substr(0, slash);
-      dirs.push_back(dir);
-      dirs.push_back(dir + "/" CONVCHECK_EIGEN_MODULE_INSTALL_REL);
-    }
   }
-  dirs.push_back(CONVCHECK_EIGEN_MODULE_BUILD_DIR);
+  std::vector<std::string> dirs;
+  const std::size_t slash = self.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "" : self.substr(0, slash);
+  if (!dir.empty()) {
+    dirs.push_back(dir);
+    dirs.push_back(dir + "/" CONVCHECK_EIGEN_MODULE_INSTALL_REL);
+  }
+  // The build tree only for a program inside it (an installed one never reads it).
+  const std::string build = CONVCHECK_EIGEN_MODULE_BUILD_DIR;
+  if (dir.empty() || dir == build || dir.rfind(build + "/", 0) == 0) dirs.push_back(build);
   return dirs;
 }
 
@@ -162,49 +177,79 @@ struct ModuleChoice {
   std::string note;  // why a wider ISA does not run ("" when the widest usable one runs)
 };
 
+// Loads the module of `m` from the first directory holding it; on failure says why in *why.
+eigen_kernels::ModuleEntry load_module(const ModuleIsa& m, std::string* path, std::string* why) {
+  const std::string file = std::string("convcheck-eigen-") + m.name + ".so";
+  *why = file + " not found in";
+  for (const std::string& dir : module_dirs()) {
+    *path = dir + "/" + file;
+    if (access(path->c_str(), R_OK) != 0) {
+      *why += " " + dir;
+      continue;
+    }
+    // Never closed: the module's thread pools live as long as the process.
+    void* h = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* err = dlerror();
+      *why = *path + " did not load: " + (err ? err : "?");
+      return nullptr;
+    }
+    auto abi = reinterpret_cast<eigen_kernels::ModuleAbiFn>(dlsym(h, eigen_kernels::kModuleAbi));
+    auto simd = reinterpret_cast<eigen_kernels::ModuleSimdFn>(dlsym(h, eigen_kernels::kModuleSimd));
+    void* entry = dlsym(h, eigen_kernels::kModuleEntry);
+    if (!abi || !simd || !entry) {
+      *why = *path + " lacks the convcheck_eigen_*_v1 entry points";
+      return nullptr;
+    }
+    if (abi() != eigen_kernels::module_abi()) {
+      *why = *path + " was built from other headers (ABI " + std::to_string(abi()) + ", this " +
+             "build's " + std::to_string(eigen_kernels::module_abi()) + ")";
+      return nullptr;
+    }
+    const std::string sets = simd();
+    if (sets.find(m.simd) == std::string::npos) {
+      *why = *path + " is not vectorised for " + m.name + " (its Eigen uses " + sets + ")";
+      return nullptr;
+    }
+    return reinterpret_cast<eigen_kernels::ModuleEntry>(entry);
+  }
+  return nullptr;
+}
+
 ModuleChoice choose_module() {
   std::string cap = "avx512";
-  if (const char* e = std::getenv("CONVCHECK_EIGEN_ISA"); e && *e) {
+  const char* e = std::getenv("CONVCHECK_EIGEN_ISA");
+  if (e && *e) {
     cap = e;
     if (cap != "baseline" && cap != "avx2" && cap != "avx512")
       throw InvalidArgument("CONVCHECK_EIGEN_ISA must be baseline, avx2 or avx512, got '" + cap +
                             "'");
+    // As CONVCHECK_OPTIMIZED_ISA: naming an ISA this machine cannot run is refused.
+    for (const ModuleIsa& m : kModuleIsas)
+      if (cap == m.name && !m.usable())
+        throw InvalidArgument("CONVCHECK_EIGEN_ISA=" + cap + ": this CPU cannot run the " + cap +
+                              " module (CPU: " + cpu_features().describe() +
+                              "); unset it or name a narrower one");
   }
   ModuleChoice c;
   c.isa = baseline_isa();
-  if (cap == "baseline") {
-    c.note = "capped by CONVCHECK_EIGEN_ISA=baseline";
-    return c;
-  }
   bool allowed = cap == "avx512";  // the cap's own ISA and the narrower ones
   for (const ModuleIsa& m : kModuleIsas) {
     allowed = allowed || cap == m.name;
-    // A module the CPU or OS cannot run is not a shortfall to report.
-    if (!allowed || !m.usable()) continue;
-    const std::string file = std::string("convcheck-eigen-") + m.name + ".so";
-    std::string why = file + " not found in";
-    for (const std::string& dir : module_dirs()) {
-      const std::string path = dir + "/" + file;
-      if (access(path.c_str(), R_OK) != 0) {
-        why += " " + dir;
-        continue;
-      }
-      // Never closed: the module's thread pools live as long as the process.
-      void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      void* sym = h ? dlsym(h, eigen_kernels::kModuleEntry) : nullptr;
-      if (!sym) {
-        const char* err = dlerror();
-        why = path + " did not load: " + (err ? err : "no entry point");
-        break;
-      }
-      c.entry = reinterpret_cast<eigen_kernels::ModuleEntry>(sym);
+    if (!m.usable()) continue;  // not a shortfall to report: the CPU or OS cannot run it
+    std::string why;
+    if (!allowed) {
+      why = std::string("capped by CONVCHECK_EIGEN_ISA=") + cap;
+    } else if (!module_built(m.name)) {
+      why = std::string("built without the ") + m.name + " module (CONVCHECK_EIGEN_MODULES)";
+    } else if (eigen_kernels::ModuleEntry entry = load_module(m, &c.path, &why)) {
+      c.entry = entry;
       c.isa = m.name;
-      c.path = path;
       return c;
     }
-    c.note += (c.note.empty() ? "" : "; ") + why;
+    if (c.note.find(why) == std::string::npos) c.note += (c.note.empty() ? "" : "; ") + why;
   }
-  if (cap != "avx512" && c.note.empty()) c.note = "capped by CONVCHECK_EIGEN_ISA=" + cap;
+  c.path.clear();
   return c;
 }
 
@@ -313,8 +358,10 @@ class EigenBackend : public Backend {
       call.a = a;
       call.b = b;
       call.result = out;
-      if (module_.entry(&call) != 0)
+      if (module_.entry(&call) != 0) {
+        if (call.out_of_memory) throw std::bad_alloc();  // the CLI's out-of-memory report
         throw std::runtime_error("eigen (" + module_.isa + " module): " + call.error);
+      }
     } else {
       eigen_kernels::run<T>(op_kind(p.op), g, path, a, b, out, d);
     }

@@ -4,6 +4,7 @@
 // comparators/eigen.cpp is the backend (layouts, threads, contract).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/problem.h"
@@ -54,11 +55,27 @@ struct ModuleCall {
   const void* a = nullptr;
   const void* b = nullptr;
   void* result = nullptr;
-  char error[256] = {};  // set when the entry point returns nonzero
+  // Set when the entry point returns nonzero: what failed, and whether it was an allocation.
+  bool out_of_memory = false;
+  char error[256] = {};
 };
-/// The modules' one exported symbol, extern "C": int convcheck_eigen_run_v1(ModuleCall*), 0 on
-/// success.
+
+/// The layout both sides of the boundary must agree on: a module built from other headers (a
+/// stale file in an old install or build tree) is refused at load time, not run.
+constexpr uint64_t module_abi() {
+  return 2 * 1000003ull * 1000003ull + sizeof(ModuleCall) * 1000003ull +
+         sizeof(Geometry) * 1009ull + offsetof(ModuleCall, error) + sizeof(OpKind) + sizeof(DType) +
+         sizeof(Path);
+}
+
+/// A module's exported symbols, extern "C": the ABI it was built with (module_abi()) and the SIMD
+/// its Eigen was compiled for (Eigen::SimdInstructionSetsInUse()), both checked before use; the
+/// entry point, 0 on success.
+constexpr const char kModuleAbi[] = "convcheck_eigen_abi_v1";
+constexpr const char kModuleSimd[] = "convcheck_eigen_simd_v1";
 constexpr const char kModuleEntry[] = "convcheck_eigen_run_v1";
+using ModuleAbiFn = uint64_t (*)();
+using ModuleSimdFn = const char* (*)();
 using ModuleEntry = int (*)(ModuleCall*);
 
 }  // namespace convcheck::eigen_kernels

@@ -8,11 +8,16 @@
 // symbols, and a linker may keep the ISA copy of one for the baseline code's callers too (the
 // hazard tests/isa/check_isa_symbols.py guards against). Here they are local to the module
 // (-fvisibility=hidden, a version script exporting this function alone, -Bsymbolic, loaded with
-// RTLD_LOCAL), and only plain data (eigen_kernels::ModuleCall) crosses the boundary.
+// RTLD_LOCAL), and only plain data (eigen_kernels::ModuleCall) crosses the boundary. Besides the
+// entry point it exports its ABI and its Eigen's SIMD list, which the loader checks first.
+#include <unistd.h>
+
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <string>
 
 #define EIGEN_USE_THREADS
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -42,17 +47,38 @@ void copy_error(ModuleCall* c, const char* what) {
   c->error[i] = 0;
 }
 
+// The thread pools, one per thread count, owned by the process that made them: a child forked
+// after a run inherits pools whose threads it does not have, so it starts a map of its own (the
+// parent's is left alone, never destroyed: so is the whole map at exit, while another thread may
+// still be inside a run).
+std::map<int, std::unique_ptr<Pool>>& pools() {
+  static std::map<int, std::unique_ptr<Pool>>* map = nullptr;
+  static pid_t owner = 0;
+  if (map == nullptr || owner != getpid()) {
+    map = new std::map<int, std::unique_ptr<Pool>>;
+    owner = getpid();
+  }
+  return *map;
+}
+
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) uint64_t convcheck_eigen_abi_v1() {
+  return convcheck::eigen_kernels::module_abi();
+}
+
+extern "C" __attribute__((visibility("default"))) const char* convcheck_eigen_simd_v1() {
+  static const std::string s = Eigen::SimdInstructionSetsInUse();
+  return s.c_str();
+}
 
 extern "C" __attribute__((visibility("default"))) int convcheck_eigen_run_v1(ModuleCall* c) {
   try {
-    // One pool per thread count, kept (as comparators/eigen.cpp keeps its own); calls are
-    // serialised by the caller's backend mutex, the lock is for any other caller.
-    static std::mutex mutex;
-    static std::map<int, std::unique_ptr<Pool>> pools;
-    std::lock_guard<std::mutex> lock(mutex);
+    // Calls are serialised by the caller's backend mutex; this lock is for any other caller.
+    static std::mutex* mutex = new std::mutex;
+    std::lock_guard<std::mutex> lock(*mutex);
     const int n = c->threads > 0 ? c->threads : 1;
-    std::unique_ptr<Pool>& pool = pools[n];
+    std::unique_ptr<Pool>& pool = pools()[n];
     if (!pool) pool = std::make_unique<Pool>(n);
     switch (c->dtype) {
       case DType::f32:
@@ -72,6 +98,9 @@ extern "C" __attribute__((visibility("default"))) int convcheck_eigen_run_v1(Mod
         break;
     }
     return 0;
+  } catch (const std::bad_alloc& e) {
+    c->out_of_memory = true;
+    copy_error(c, e.what());
   } catch (const std::exception& e) {
     copy_error(c, e.what());
   } catch (...) {

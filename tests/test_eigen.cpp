@@ -192,19 +192,31 @@ BOOST_AUTO_TEST_CASE(each_isa_module_runs_and_passes) {
   }
 }
 
-// An unknown cap is an error naming the value; a module that is not there is reported, and the
-// baseline build runs.
+// An unknown cap, or one naming an ISA this CPU cannot run, is an error naming it; a cap below
+// what the CPU runs, and a module that is not there, are reported, and a narrower build runs.
 BOOST_AUTO_TEST_CASE(a_bad_cap_fails_and_a_missing_module_is_named) {
   BOOST_CHECK_EXCEPTION(eigen_with("avx3", nullptr), InvalidArgument, [](const InvalidArgument& e) {
     return std::string(e.what()).find("'avx3'") != std::string::npos;
   });
-  if (!cpu_features().avx2_usable()) return;  // no module would be looked for
+  const CpuFeatures& cpu = cpu_features();
+  if (!cpu.avx512_usable())
+    BOOST_CHECK_EXCEPTION(
+        eigen_with("avx512", nullptr), InvalidArgument, [](const InvalidArgument& e) {
+          return std::string(e.what()).find("cannot run the avx512") != std::string::npos;
+        });
+  if (!cpu.avx2_usable()) return;  // no module would be looked for
+  const Problem pr = parse_problem("conv2d:input=1x5x5x2,filter=3x3x2x2,padding=SAME");
   const std::unique_ptr<Backend> b = eigen_with(nullptr, "/nonexistent-convcheck-dir");
   BOOST_TEST(b->isa() == eigen_with("baseline", nullptr)->isa());
-  const Problem pr = parse_problem("conv2d:input=1x5x5x2,filter=3x3x2x2,padding=SAME");
   testbed::result_of(*b, pr, testbed::random_operands(pr, 2));
-  BOOST_TEST(
-      b->last_note().find("convcheck-eigen-avx2.so not found in /nonexistent-convcheck-dir") !=
-          std::string::npos,
-      b->last_note());
+  const std::string want = module_built("avx2")
+                               ? "convcheck-eigen-avx2.so not found in /nonexistent-convcheck-dir"
+                               : "built without the avx2 module";
+  BOOST_TEST(b->last_note().find(want) != std::string::npos, b->last_note());
+  if (cpu.avx512_usable()) {
+    const std::unique_ptr<Backend> capped = eigen_with("avx2", nullptr);
+    testbed::result_of(*capped, pr, testbed::random_operands(pr, 2));
+    BOOST_TEST(capped->last_note().find("capped by CONVCHECK_EIGEN_ISA=avx2") != std::string::npos,
+               capped->last_note());
+  }
 }

@@ -35,6 +35,7 @@ __all__ = [
     "suite",
     "operands",
     "compute",
+    "backend_isa",
     "judge",
     "check",
     "fuzz",

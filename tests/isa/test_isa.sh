@@ -11,11 +11,14 @@
 #   2. the optimized backend's unit tests and its testbed suite pass, every ISA up to EXPECTED
 #      exercised and no other (emulated: the testbed's code-path, dtype and special-value tables
 #      on EXPECTED alone);
-#   3. the main job's run step (scripts/conformance-run.sh on reference, optimized and onednn:
-#      natively the conformance suite, emulated the smoke suite) completes; run.json records
-#      EXPECTED; neither reference nor optimized fails a case;
+#   3. the main job's run step (scripts/conformance-run.sh on reference, optimized, onednn and
+#      eigen: natively the conformance suite, emulated the smoke suite) completes; run.json
+#      records EXPECTED for optimized and, for eigen, the widest ISA module the model runs that
+#      the build made (else its baseline build); none of reference, optimized and eigen fails a
+#      case (eigen adds ~30 s under Haswell: smoke's 106 cases);
 #   4. a fuzz campaign of the optimized backend finds nothing (500 cases natively, 200 emulated);
 #   5. CONVCHECK_OPTIMIZED_ISA above the CPU is refused (exit 2, the reason named); below it caps;
+#      an unknown CONVCHECK_EIGEN_ISA is refused (exit 2);
 #   6. natively: bench records name the ISA (bench is not emulated: its peak loops are long).
 # An AVX-512 instruction reached on a CPU without it dies with SIGILL in every one of these.
 # Time: issue 13 keeps the emulated part near 10 minutes of CI. qemu runs this code 30-60 times
@@ -71,6 +74,12 @@ if [ "$expected" = auto ]; then
     if has avx512f; then expected=avx512; fi
   fi
 fi
+# The ISAs the CPU model runs (before any cap by what optimized compiled: eigen has its own).
+case $expected in
+  avx512) cpu_isas="avx2 avx512" ;;
+  avx2) cpu_isas="avx2" ;;
+  *) cpu_isas="" ;;
+esac
 # What this build compiled caps what any CPU can choose (-DCONVCHECK_OPTIMIZED_ISA=generic, or a
 # compiler without -mavx512f): read from `list`, which does not depend on the CPU.
 compiled=$("$cc" list 2>/dev/null | sed -n 's/^optimized kernels: .*(compiled: \([a-z0-9 ]*\);.*/\1/p')
@@ -136,8 +145,13 @@ fi
 # 3. The main job's run step, on the backends whose code is chosen by ISA at run time: optimized
 # (kernel tables) and eigen (its ISA modules, comparators/eigen.cpp: the one for the expected ISA
 # when the build made it, else the baseline build, which names no AVX).
+# eigen's own expectation: the widest ISA the CPU model runs whose module this build made.
 eigen_want=baseline
-[ "$expected" != generic ] && [ -f "$(dirname "$cc")/convcheck-eigen-$expected.so" ] && eigen_want=$expected
+for i in avx2 avx512; do
+  if [ -f "$(dirname "$cc")/convcheck-eigen-$i.so" ] && [[ " $cpu_isas " == *" $i "* ]]; then
+    eigen_want=$i
+  fi
+done
 out=$(CONVCHECK_SUITE=$suite CONVCHECK_BACKENDS=reference,optimized,onednn,eigen CONVCHECK_LAUNCHER="${launcher[*]}" bash "$repo/scripts/conformance-run.sh" "$cc" "$T/conf" 2>&1)
 rc=$?
 echo "$out" | grep -E '^main job: '"$suite"'|^  cpu:|failing pairs' | sed 's/^/  /'
@@ -198,6 +212,19 @@ out=$(CONVCHECK_OPTIMIZED_ISA=bogus run "$cc" check "$P" --backends optimized 2>
 rc=$?
 if [ $rc -eq 2 ] && [[ "$out" == *"CONVCHECK_OPTIMIZED_ISA='bogus' is not an ISA"* ]]; then ok; else
   bad "CONVCHECK_OPTIMIZED_ISA=bogus: want exit 2, got exit $rc"
+fi
+# eigen's cap: unknown refused; above the CPU refused (an ISA the model lacks), as optimized's.
+out=$(CONVCHECK_EIGEN_ISA=bogus run "$cc" check "$P" --backends eigen 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && [[ "$out" == *"CONVCHECK_EIGEN_ISA must be baseline, avx2 or avx512, got 'bogus'"* ]]; then ok; else
+  bad "CONVCHECK_EIGEN_ISA=bogus: want exit 2, got exit $rc"
+fi
+if [[ " $cpu_isas " != *" avx512 "* ]]; then
+  out=$(CONVCHECK_EIGEN_ISA=avx512 run "$cc" check "$P" --backends eigen 2>&1)
+  rc=$?
+  if [ $rc -eq 2 ] && [[ "$out" == *"CONVCHECK_EIGEN_ISA=avx512: this CPU cannot run the avx512 module"* ]]; then ok; else
+    bad "CONVCHECK_EIGEN_ISA=avx512 on a CPU without it: want exit 2, got exit $rc"
+  fi
 fi
 if [ "$expected" != generic ]; then
   out=$(CONVCHECK_OPTIMIZED_ISA=generic run "$cc" list 2>&1)

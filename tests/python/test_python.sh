@@ -49,5 +49,5 @@ fi
 
 # From outside the source tree, so that `import convcheck` is the installed package.
 cd "$build" || exit 1
-CONVCHECK_BIN=$cli OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$venv/bin/python" -m pytest "$src/python/tests" \
+CONVCHECK_EXPECT_EIGEN_MODULES=avx2 CONVCHECK_BIN=$cli OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} "$venv/bin/python" -m pytest "$src/python/tests" \
   -o cache_dir="$build/python-pytest-cache" --junitxml="$build/python-junit.xml" -rs -q
