@@ -56,7 +56,8 @@
 // library holding this code (the python package's extension), in <libdir>/convcheck relative to
 // it (an installed tree: <prefix>/bin/convcheck, <prefix>/lib/convcheck/), and, for a program in
 // the build tree, there. Before use a module must report this build's ABI (eigen_kernels.h:
-// module_abi(), so a stale file is refused) and an Eigen vectorised for its ISA. One not built,
+// module_abi(): the sizes of the structures that cross, so a stale file whose layout differs is
+// refused) and an Eigen vectorised for its ISA and no wider one. One not built,
 // not found or refused is skipped for the next narrower; last_note() says which ran (its file)
 // and why a wider one the CPU runs did not (the cap, the build, the file). isa() names the ISA
 // that runs. The layout shuffles and the finiteness scan stay in this file (memory-bound).
@@ -127,11 +128,12 @@ std::string baseline_isa() {
 struct ModuleIsa {
   const char* name;
   bool (*usable)();
-  const char* simd;
+  const char* simd;      // must be in the module's list
+  const char* not_simd;  // must not be (a wider build under a narrower name), or null
 };
 const ModuleIsa kModuleIsas[] = {
-    {"avx512", [] { return cpu_features().avx512_usable(); }, "AVX512"},
-    {"avx2", [] { return cpu_features().avx2_usable(); }, "AVX"},
+    {"avx512", [] { return cpu_features().avx512_usable(); }, "AVX512", nullptr},
+    {"avx2", [] { return cpu_features().avx2_usable(); }, "AVX", "AVX512"},
 };
 
 // Whether this build made the module of `isa` (comparators/CMakeLists.txt), e.g. "avx2,avx512".
@@ -149,7 +151,9 @@ std::vector<std::string> module_dirs() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&module_dirs), &info) && info.dli_fname) {
     if (std::strcmp(info.dli_fname, program_invocation_name) != 0) {
-      self = info.dli_fname;
+      char* r = realpath(info.dli_fname, nullptr);  // a library loaded by a relative path
+      self = r ? r : info.dli_fname;
+      free(r);
     } else {
       char buf[4096];
       const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -163,9 +167,17 @@ std::vector<std::string> module_dirs() {
     dirs.push_back(dir);
     dirs.push_back(dir + "/" CONVCHECK_EIGEN_MODULE_INSTALL_REL);
   }
-  // The build tree only for a program inside it (an installed one never reads it).
+  // The build tree only for a program inside it (an installed one never reads it); both paths
+  // resolved, as /proc/self/exe's is, so a build reached through a symbolic link still counts.
   const std::string build = CONVCHECK_EIGEN_MODULE_BUILD_DIR;
-  if (dir.empty() || dir == build || dir.rfind(build + "/", 0) == 0) dirs.push_back(build);
+  auto resolved = [](const std::string& p) {
+    char* r = realpath(p.c_str(), nullptr);
+    const std::string out = r ? r : p;
+    free(r);
+    return out;
+  };
+  const std::string rdir = resolved(dir), rbuild = resolved(build);
+  if (dir.empty() || rdir == rbuild || rdir.rfind(rbuild + "/", 0) == 0) dirs.push_back(build);
   return dirs;
 }
 
@@ -177,42 +189,43 @@ struct ModuleChoice {
   std::string note;  // why a wider ISA does not run ("" when the widest usable one runs)
 };
 
-// Loads the module of `m` from the first directory holding it; on failure says why in *why.
+// Loads the module of `m` from the first directory holding one it accepts; on failure says why
+// in *why (the directories searched, each file refused and the reason).
 eigen_kernels::ModuleEntry load_module(const ModuleIsa& m, std::string* path, std::string* why) {
   const std::string file = std::string("convcheck-eigen-") + m.name + ".so";
-  *why = file + " not found in";
+  std::string missing, refused;
   for (const std::string& dir : module_dirs()) {
     *path = dir + "/" + file;
     if (access(path->c_str(), R_OK) != 0) {
-      *why += " " + dir;
+      missing += " " + dir;
       continue;
     }
-    // Never closed: the module's thread pools live as long as the process.
+    std::string reason;
     void* h = dlopen(path->c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char* err = dlerror();
-      *why = *path + " did not load: " + (err ? err : "?");
-      return nullptr;
+      reason = std::string("did not load: ") + (err ? err : "?");
+    } else {
+      auto abi = reinterpret_cast<eigen_kernels::ModuleAbiFn>(dlsym(h, eigen_kernels::kModuleAbi));
+      auto simd =
+          reinterpret_cast<eigen_kernels::ModuleSimdFn>(dlsym(h, eigen_kernels::kModuleSimd));
+      void* entry = dlsym(h, eigen_kernels::kModuleEntry);
+      const std::string sets = simd ? simd() : "";
+      if (!abi || !simd || !entry)
+        reason = "lacks the convcheck_eigen_*_v1 entry points";
+      else if (abi() != eigen_kernels::module_abi())
+        reason = "was built with other shared structures (ABI " + std::to_string(abi()) +
+                 ", this build's " + std::to_string(eigen_kernels::module_abi()) + ")";
+      else if (sets.find(m.simd) == std::string::npos ||
+               (m.not_simd && sets.find(m.not_simd) != std::string::npos))
+        reason = std::string("is not vectorised for ") + m.name + " (its Eigen uses " + sets + ")";
+      else  // kept open: the module's thread pools live as long as the process
+        return reinterpret_cast<eigen_kernels::ModuleEntry>(entry);
+      dlclose(h);
     }
-    auto abi = reinterpret_cast<eigen_kernels::ModuleAbiFn>(dlsym(h, eigen_kernels::kModuleAbi));
-    auto simd = reinterpret_cast<eigen_kernels::ModuleSimdFn>(dlsym(h, eigen_kernels::kModuleSimd));
-    void* entry = dlsym(h, eigen_kernels::kModuleEntry);
-    if (!abi || !simd || !entry) {
-      *why = *path + " lacks the convcheck_eigen_*_v1 entry points";
-      return nullptr;
-    }
-    if (abi() != eigen_kernels::module_abi()) {
-      *why = *path + " was built from other headers (ABI " + std::to_string(abi()) + ", this " +
-             "build's " + std::to_string(eigen_kernels::module_abi()) + ")";
-      return nullptr;
-    }
-    const std::string sets = simd();
-    if (sets.find(m.simd) == std::string::npos) {
-      *why = *path + " is not vectorised for " + m.name + " (its Eigen uses " + sets + ")";
-      return nullptr;
-    }
-    return reinterpret_cast<eigen_kernels::ModuleEntry>(entry);
+    refused += (refused.empty() ? "" : "; ") + *path + " " + reason;
   }
+  *why = refused.empty() ? file + " not found in" + missing : refused;
   return nullptr;
 }
 

@@ -7,9 +7,9 @@
 // standard library's that it instantiates (std::vector, std::function, the thread pool) are weak
 // symbols, and a linker may keep the ISA copy of one for the baseline code's callers too (the
 // hazard tests/isa/check_isa_symbols.py guards against). Here they are local to the module
-// (-fvisibility=hidden, a version script exporting this function alone, -Bsymbolic, loaded with
-// RTLD_LOCAL), and only plain data (eigen_kernels::ModuleCall) crosses the boundary. Besides the
-// entry point it exports its ABI and its Eigen's SIMD list, which the loader checks first.
+// (-fvisibility=hidden, a version script exporting the three functions below, -Bsymbolic, loaded
+// with RTLD_LOCAL), and only plain data (eigen_kernels::ModuleCall) crosses the boundary. Besides
+// the entry point it exports its ABI and its Eigen's SIMD list, which the loader checks first.
 #include <unistd.h>
 
 #include <exception>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU-model matrix (issue 13): convcheck on a CPU model, natively or emulated by Debian's
 # qemu-user, asserting which ISA the optimized backend chose and that everything it runs is right.
-#   test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO TEST_BACKENDS
+#   test_isa.sh MODEL EXPECTED CONVCHECK TEST_OPTIMIZED REPO TEST_BACKENDS [EIGEN_MODULES]
 # MODEL: "native" or a qemu CPU model (Haswell: AVX2 + FMA, no AVX-512; Nehalem: SSE4.2, no AVX,
 # no FMA). EXPECTED: the ISA the optimized backend must choose there (generic, avx2, avx512), or
 # "auto" for the native run: derived from the kernel's view of this CPU (/proc/cpuinfo flags,
@@ -36,6 +36,7 @@ cc=${3:?}
 test_optimized=${4:?}
 repo=${5:?}
 test_backends=${6:?}
+eigen_built=${7:-}  # the eigen ISA modules the build made (CONVCHECK_EIGEN_MODULES), e.g. avx2,avx512
 . "$(dirname "$0")/../lib.sh"  # $T, ok, bad
 
 launcher=()
@@ -145,10 +146,11 @@ fi
 # 3. The main job's run step, on the backends whose code is chosen by ISA at run time: optimized
 # (kernel tables) and eigen (its ISA modules, comparators/eigen.cpp: the one for the expected ISA
 # when the build made it, else the baseline build, which names no AVX).
-# eigen's own expectation: the widest ISA the CPU model runs whose module this build made.
+# eigen's own expectation: the widest ISA the CPU model runs whose module this build made (as
+# configured: a module file left from an earlier configuration does not count).
 eigen_want=baseline
 for i in avx2 avx512; do
-  if [ -f "$(dirname "$cc")/convcheck-eigen-$i.so" ] && [[ " $cpu_isas " == *" $i "* ]]; then
+  if [[ ",$eigen_built," == *",$i,"* ]] && [[ " $cpu_isas " == *" $i "* ]]; then
     eigen_want=$i
   fi
 done

@@ -48,7 +48,13 @@ for i in ${EIGEN_MODULES//,/ }; do mods+=" convcheck-eigen-$i.so"; done
 for m in $mods; do
   if [ -e "$P/lib/convcheck/$m" ]; then ok; else bad "missing from the installed tree: lib/convcheck/$m"; fi
 done
-if [ -n "$mods" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+# (A module this CPU runs: avx2 with AVX2 + FMA, avx512 with AVX-512F as well.)
+runs=""
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo; then
+  [[ ",$EIGEN_MODULES," == *",avx2,"* ]] && runs=avx2
+  grep -qw avx512f /proc/cpuinfo && [[ ",$EIGEN_MODULES," == *",avx512,"* ]] && runs=avx512
+fi
+if [ -n "$runs" ]; then
   echo 'conv2d:input=1x5x5x2,filter=3x3x2x3' >"$T/one.txt"
   out=$("$P/bin/convcheck" bench --suite "$T/one.txt" --backends eigen --reps 1 --warmup 0 --json 2>&1)
   if [[ "$out" == *"\"note\":\"Eigen "*"/bin/../lib/convcheck/convcheck-eigen-avx"* ]]; then ok; else
