@@ -142,6 +142,14 @@ bool module_built(const std::string& isa) {
          std::string::npos;
 }
 
+// p with symbolic links and relative parts resolved (p itself where that fails).
+std::string resolved(const std::string& p) {
+  char* r = realpath(p.c_str(), nullptr);
+  const std::string out = r ? r : p;
+  free(r);
+  return out;
+}
+
 // The directories a module is looked for in (header comment), in order.
 std::vector<std::string> module_dirs() {
   if (const char* e = std::getenv("CONVCHECK_EIGEN_MODULE_DIR"); e && *e) return {e};
@@ -151,9 +159,7 @@ std::vector<std::string> module_dirs() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&module_dirs), &info) && info.dli_fname) {
     if (std::strcmp(info.dli_fname, program_invocation_name) != 0) {
-      char* r = realpath(info.dli_fname, nullptr);  // a library loaded by a relative path
-      self = r ? r : info.dli_fname;
-      free(r);
+      self = resolved(info.dli_fname);  // a library loaded by a relative path
     } else {
       char buf[4096];
       const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -167,17 +173,10 @@ std::vector<std::string> module_dirs() {
     dirs.push_back(dir);
     dirs.push_back(dir + "/" CONVCHECK_EIGEN_MODULE_INSTALL_REL);
   }
-  // The build tree only for a program inside it (an installed one never reads it); both paths
-  // resolved, as /proc/self/exe's is, so a build reached through a symbolic link still counts.
-  const std::string build = CONVCHECK_EIGEN_MODULE_BUILD_DIR;
-  auto resolved = [](const std::string& p) {
-    char* r = realpath(p.c_str(), nullptr);
-    const std::string out = r ? r : p;
-    free(r);
-    return out;
-  };
-  const std::string rdir = resolved(dir), rbuild = resolved(build);
-  if (dir.empty() || rdir == rbuild || rdir.rfind(rbuild + "/", 0) == 0) dirs.push_back(build);
+  // The build tree only for a program inside it (an installed one never reads it); compared
+  // resolved, as `self` already is, so a build reached through a symbolic link still counts.
+  const std::string build = CONVCHECK_EIGEN_MODULE_BUILD_DIR, rbuild = resolved(build);
+  if (dir.empty() || dir == rbuild || dir.rfind(rbuild + "/", 0) == 0) dirs.push_back(build);
   return dirs;
 }
 
