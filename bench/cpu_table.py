@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
 """The README's CPU performance table from bench/cpu-table.sh's records (see there).
 
-    cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl, DIR/native-threads1*.jsonl
+    cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl (and DIR/native-threads1*.jsonl)
+A run's ratio is its records' paired ratio (the median over the bench's interleaved rounds of
+oneDNN's time over optimized's in the same round; convcheck bench, bench/harness.h), or the ratio of
+the two medians in records from before it existed. The table's columns come from each run's records
+at its largest thread count; the 1 -> 2 thread column from those records' `speedup` (1 and 2
+threads interleaved in one bench, `--threads 1,2`), else from separate one-thread runs
+(native-threads1-*.jsonl, older tables).
 Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
 useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
 (depthwise: moving only the compulsory bytes at the triad bandwidth): the most a direct
@@ -31,8 +37,9 @@ def load(pattern):
 
 
 def by_key(records):
-    """(problem, backend) -> record."""
-    return {(r["problem"], r["backend"]): r for r in records}
+    """(problem, backend) -> record, at the run's largest thread count."""
+    top = max((r.get("threads", 0) for r in records), default=0)
+    return {(r["problem"], r["backend"]): r for r in records if r.get("threads", 0) == top}
 
 
 def main():
@@ -55,10 +62,11 @@ def main():
     if errors:
         print("\n".join(sorted(set(errors))), file=sys.stderr)
         return 1
-    order = [(r["problem"], r["tag"]) for r in native[0] if r["backend"] == "optimized"]
-    peaks = [r["peak_gflops"] for run in native for r in run[:1]]
-    bw = [r["bandwidth_gbs"] for run in native for r in run[:1]]
     nat = [by_key(run) for run in native]
+    order = [(r["problem"], r["tag"]) for r in nat[0].values() if r["backend"] == "optimized"]
+    first = [next(iter(run.values())) for run in nat if run]
+    peaks = [r["peak_gflops"] for r in first]
+    bw = [r["bandwidth_gbs"] for r in first]
     cap = [by_key(run) for run in avx2]
     single = [by_key(run) for run in one]
 
@@ -75,7 +83,9 @@ def main():
         v = []
         for run in runs:
             d, o = rec(run, problem, "onednn"), rec(run, problem, "optimized")
-            if d and o and o["median_ms"] > 0:
+            if d and o and o.get("paired_ratio"):
+                v.append(o["paired_ratio"])
+            elif d and o and o["median_ms"] > 0:
                 v.append(d["median_ms"] / o["median_ms"])
         if not v:
             return "—", None
@@ -130,8 +140,13 @@ def main():
             if c:
                 ceil[k].setdefault(op, []).append(c)
         speedup = "—"
+        paired = [r["speedup"] for r in (rec(run, problem, "optimized") for run in nat)
+                  if r and r.get("speedup") and r.get("speedup_base_threads") == 1
+                  and r.get("threads") == 2]
         t1 = [r["median_ms"] for r in (rec(run, problem, "optimized") for run in single) if r]
-        if t1 and opt_ms:
+        if paired:
+            speedup = "%.2fx" % statistics.median(paired)
+        elif t1 and opt_ms:
             speedup = "%.2fx" % (statistics.median(t1) / opt_ms)
         fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
@@ -140,7 +155,7 @@ def main():
             fmt(c_native), fmt(a_opt), fmt(a_dnn), r_avx2, fmt(c_avx2), speedup))
         last_tag = tag
     print()
-    print("Geometric means of optimized / oneDNN (medians above), and of the ceilings:")
+    print("Geometric means of optimized / oneDNN (the medians over runs above), and of the ceilings:")
     print()
     print("| op | %s | ceiling | AVX2 | ceiling |" % n_isa)
     print("|---|---|---|---|---|")

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/hash.h"
 
@@ -74,9 +75,27 @@ int64_t compulsory_bytes(const Problem& p, const Geometry& g) {
   return elements * static_cast<int64_t>(dtype_size(p.dtype));
 }
 
+namespace {
+
+double median_of(std::vector<double> v) {  // by value: sorted here
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The median over rounds of num[r] / den[r] (both timed in round r); 0 when none.
+double paired(const std::vector<double>& num, const std::vector<double>& den) {
+  std::vector<double> q;
+  for (std::size_t r = 0; r < num.size() && r < den.size(); ++r)
+    if (den[r] > 0) q.push_back(num[r] / den[r]);
+  return q.empty() ? 0 : median_of(q);
+}
+
+}  // namespace
+
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                                        const std::vector<Backend*>& backends,
-                                       const BenchOptions& options, const Peaks& peaks) {
+                                       const BenchOptions& options,
+                                       const std::vector<Peaks>& peaks) {
   const CheckedProblem checked(p);
   const Geometry& g = checked.geometry();
   const OpIO io = op_io(p.op);
@@ -90,82 +109,110 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
   ops.set(io.a, &va);
   ops.set(io.b, &vb);
 
-  std::vector<BenchRecord> records(backends.size());
-  std::vector<Tensor> results(backends.size());
-  std::vector<std::vector<double>> ms(backends.size());
-  for (std::size_t i = 0; i < backends.size(); ++i) {
-    BenchRecord& r = records[i];
+  const int current = omp_get_max_threads();
+  const std::vector<int> counts =
+      options.threads.empty() ? std::vector<int>{current} : options.threads;
+  if (peaks.size() != counts.size())
+    throw std::logic_error("bench_problem: one Peaks per thread count");
+  // Record k * B + i: thread count k, backend i.
+  const std::size_t B = backends.size(), K = counts.size();
+  std::vector<BenchRecord> records(K * B);
+  std::vector<Tensor> results(B);
+  std::vector<std::vector<double>> ms(K * B);
+  for (std::size_t i = 0; i < B; ++i) {
+    BenchRecord r;
     r.problem = to_string(p);
     r.tag = tag;
     r.backend = backends[i]->name();
     r.flops = nominal_flops(g);
     r.useful = useful_flops(g);
     r.bytes = compulsory_bytes(p, g);
-    r.threads = peaks.threads;
-    r.peak_gflops = peaks.fma_gflops;
-    r.bandwidth_gbs = peaks.bandwidth_gbs;
     Status s = backends[i]->available();
     if (s.ok()) s = backends[i]->can_implement(checked);
-    if (!s.ok()) {
+    if (s.ok()) {
+      results[i] =
+          Tensor(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
+      r.ran = true;
+    } else {
       r.reason = s.reason();
-      continue;
     }
-    results[i] =
-        Tensor(p.dtype, storage_shape(p, g, io.result_like), storage_layout(p, io.result_like));
-    r.ran = true;
     // A device backend's % of peak is against its device (measured once per process).
-    const Backend::DevicePeaks dp = backends[i]->device_peaks();
-    if (!dp.device.empty()) {
-      r.device = dp.device;
-      r.peak_gflops = dp.fma_gflops;
-      r.bandwidth_gbs = dp.bandwidth_gbs;
+    const Backend::DevicePeaks dp = r.ran ? backends[i]->device_peaks() : Backend::DevicePeaks{};
+    for (std::size_t k = 0; k < K; ++k) {
+      BenchRecord& rk = records[k * B + i];
+      rk = r;
+      rk.threads = counts[k];
+      rk.peak_gflops = peaks[k].fma_gflops;
+      rk.bandwidth_gbs = peaks[k].bandwidth_gbs;
+      if (!dp.device.empty()) {
+        rk.device = dp.device;
+        rk.peak_gflops = dp.fma_gflops;
+        rk.bandwidth_gbs = dp.bandwidth_gbs;
+      }
     }
   }
   // A run's time: the backend's device time when it reports one, else the wall clock.
-  auto run_once = [&](std::size_t i) {
+  auto run_once = [&](std::size_t i, BenchRecord& r) {
     const auto t0 = std::chrono::steady_clock::now();
     backends[i]->run(checked, ops, view(results[i]));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const double device = backends[i]->last_device_ms();
     if (device < 0) return wall;
-    records[i].timing = "device";
+    r.timing = "device";
     return device;
   };
-  // Warm up each backend, then interleave the timed runs so drift hits all backends alike.
+  // Warm up each backend, then interleave the timed runs (every thread count, every backend, in
+  // each round) so drift hits them all alike. A backend that throws at one thread count stops
+  // there only.
   for (int round = -options.warmup; round < options.reps; ++round) {
-    for (std::size_t i = 0; i < backends.size(); ++i) {
-      if (!records[i].ran) continue;
-      try {
-        const double t = run_once(i);
-        if (round >= 0) ms[i].push_back(t);
-      } catch (const std::exception& e) {
-        records[i].ran = false;
-        records[i].reason = std::string("threw: ") + e.what();
+    for (std::size_t k = 0; k < K; ++k) {
+      omp_set_num_threads(counts[k]);
+      for (std::size_t i = 0; i < B; ++i) {
+        BenchRecord& r = records[k * B + i];
+        if (!r.ran) continue;
+        try {
+          const double t = run_once(i, r);
+          if (round >= 0) ms[k * B + i].push_back(t);
+        } catch (const std::exception& e) {
+          r.ran = false;
+          r.reason = std::string("threw: ") + e.what();
+        }
       }
     }
   }
-  for (std::size_t i = 0; i < backends.size(); ++i) {
-    BenchRecord& r = records[i];
-    if (!r.ran) continue;
-    std::vector<double>& v = ms[i];
-    std::sort(v.begin(), v.end());
-    r.reps = static_cast<int>(v.size());
-    r.min_ms = v.front();
-    r.max_ms = v.back();
-    r.median_ms = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-    const double s = r.median_ms / 1e3;
-    r.gflops = static_cast<double>(r.flops) / s / 1e9;
-    r.useful_gflops = static_cast<double>(r.useful) / s / 1e9;
-    r.pct_peak = r.peak_gflops > 0 ? 100 * r.gflops / r.peak_gflops : 0;
-    r.pct_bandwidth =
-        r.bandwidth_gbs > 0 ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / r.bandwidth_gbs : 0;
-    r.note = backends[i]->last_note();
-    r.kernel_isa = backends[i]->isa();
-  }
-  if (backends.size() >= 2 && records[1].ran) {
-    for (BenchRecord& r : records)
-      if (r.ran) r.ratio = r.gflops / records[1].gflops;
+  omp_set_num_threads(current);
+  for (std::size_t k = 0; k < K; ++k) {
+    for (std::size_t i = 0; i < B; ++i) {
+      BenchRecord& r = records[k * B + i];
+      if (!r.ran) continue;
+      const std::vector<double>& v = ms[k * B + i];
+      r.reps = static_cast<int>(v.size());
+      r.min_ms = *std::min_element(v.begin(), v.end());
+      r.max_ms = *std::max_element(v.begin(), v.end());
+      r.median_ms = median_of(v);
+      const double s = r.median_ms / 1e3;
+      r.gflops = static_cast<double>(r.flops) / s / 1e9;
+      r.useful_gflops = static_cast<double>(r.useful) / s / 1e9;
+      r.pct_peak = r.peak_gflops > 0 ? 100 * r.gflops / r.peak_gflops : 0;
+      r.pct_bandwidth = r.bandwidth_gbs > 0
+                            ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / r.bandwidth_gbs
+                            : 0;
+      r.note = backends[i]->last_note();
+      r.kernel_isa = backends[i]->isa();
+      if (k > 0 && records[i].ran) {
+        r.speedup = paired(ms[i], v);
+        r.speedup_base = counts[0];
+      }
+    }
+    const BenchRecord& comparator = records[k * B + (B >= 2 ? 1 : 0)];
+    if (B < 2 || !comparator.ran) continue;
+    for (std::size_t i = 0; i < B; ++i) {
+      BenchRecord& r = records[k * B + i];
+      if (!r.ran) continue;
+      r.ratio = r.gflops / comparator.gflops;
+      r.paired_ratio = paired(ms[k * B + 1], ms[k * B + i]);
+    }
   }
   return records;
 }
@@ -178,7 +225,10 @@ std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
     << ",\"min_ms\":" << num(r.min_ms) << ",\"max_ms\":" << num(r.max_ms)
     << ",\"gflops\":" << num(r.gflops) << ",\"useful_gflops\":" << num(r.useful_gflops)
     << ",\"pct_peak\":" << num(r.pct_peak) << ",\"pct_bandwidth\":" << num(r.pct_bandwidth)
-    << ",\"ratio\":" << (r.ratio > 0 ? num(r.ratio) : "null") << ",\"flops\":" << r.flops
+    << ",\"ratio\":" << (r.ratio > 0 ? num(r.ratio) : "null")
+    << ",\"paired_ratio\":" << (r.paired_ratio > 0 ? num(r.paired_ratio) : "null")
+    << ",\"speedup\":" << (r.speedup > 0 ? num(r.speedup) : "null")
+    << ",\"speedup_base_threads\":" << r.speedup_base << ",\"flops\":" << r.flops
     << ",\"useful_flops\":" << r.useful << ",\"bytes\":" << r.bytes << ",\"reps\":" << r.reps
     << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(r.peak_gflops)
     << ",\"bandwidth_gbs\":" << num(r.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa)

@@ -3,6 +3,14 @@
 // the FMA peak and of the memory bandwidth measured in the same process, and the ratio to the first
 // comparator (the second backend named; the first is the one under study).
 //
+// Ratios are also paired (`paired_ratio`): the median over rounds of the comparator's time over the
+// backend's in the same round. On a shared machine (a cloud guest whose neighbour comes and goes)
+// the two medians can fall in different spells, the paired ratio cannot. Several thread counts
+// (`--threads 1,2`) are interleaved in the same rounds (the OpenMP thread count set before each
+// run; oneDNN keys its primitives on it), each with its own records, peaks and ratios, and a record
+// at a later thread count has `speedup`: the median over rounds of the same backend's time at the
+// first thread count over its time at this one (1 -> 2 thread scaling measured in one spell).
+//
 // Device backends (issue 5): a run's time is the backend's own device time (last_device_ms():
 // events around its kernels, transfers excluded) whenever it reports one, else the wall clock
 // around run(); and its % of peak and of bandwidth are against the device's peaks measured in this
@@ -23,6 +31,8 @@ namespace convcheck {
 struct BenchOptions {
   int reps = 10;   // timed runs per backend (at least 10 for reports)
   int warmup = 2;  // untimed runs per backend first
+  // OpenMP thread counts, interleaved in every round; empty: the calling thread's current count.
+  std::vector<int> threads;
 };
 
 /// FLOPs as benchmarks count them: nominal 2*N*OH*OW*K*C*R*S/G (every tap, padding included) and
@@ -39,7 +49,10 @@ struct BenchRecord {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double gflops = 0, useful_gflops = 0;  // from the median
   double pct_peak = 0, pct_bandwidth = 0;
-  double ratio = 0;  // throughput / the first comparator's (0: none)
+  double ratio = 0;         // throughput / the first comparator's (0: none)
+  double paired_ratio = 0;  // median over rounds of comparator time / own time (0: none)
+  double speedup = 0;       // median over rounds of own time at speedup_base threads / at these
+  int speedup_base = 0;     // the first thread count (0: this record is at it, no speedup)
   int64_t flops = 0, useful = 0, bytes = 0;
   int reps = 0, threads = 0;
   std::string timing = "wall";  // "device": per-run times are the backend's last_device_ms()
@@ -49,9 +62,12 @@ struct BenchRecord {
   std::string kernel_isa;  // Backend::isa(): the ISA its kernels ran with ("" if it names none)
 };
 
+/// Records thread count by thread count (options.threads' order; `peaks` one per count, in that
+/// order), backends in their order within each.
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                                        const std::vector<Backend*>& backends,
-                                       const BenchOptions& options, const Peaks& peaks);
+                                       const BenchOptions& options,
+                                       const std::vector<Peaks>& peaks);
 
 /// One JSON object. `peak_gflops` and `bandwidth_gbs` are the peaks the record's percentages use
 /// (the CPU's, or the device's when `peaks` is "device"); `isa` is the CPU peak's ISA,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include <new>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <utility>
 
 #include "bench/harness.h"
@@ -112,7 +114,7 @@ const Command kCommands[] = {
       "fuzz --backends reference,optimized --cases 200 --seed 7 --out fuzz-7 --resume", true, ""},
      cmd_fuzz},
     {{"bench",
-      "bench --suite NAME|FILE --backends a,b [--threads T] [--reps N] [--warmup W] [--json]",
+      "bench --suite NAME|FILE --backends a,b [--threads T[,T2...]] [--reps N] [--warmup W] [--json]",
       "", "bench --suite perf_cpu --backends optimized,onednn --reps 5", true, ""}, cmd_bench},
     {{"run",
       "run --suite NAME|FILE [--backends a,b|NAME=IMPL] [--out DIR] [--resume] [--shard K/N]",
@@ -746,6 +748,32 @@ int cmd_fuzz(const Args& args) {
   return state.failed.empty() ? kOk : kCheckFailed;
 }
 
+namespace {
+
+// --threads T or T1,T2,...: each a thread count this process may use, none twice.
+std::vector<int> parse_thread_counts(const std::string& text) {
+  std::vector<int> counts;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item =
+        text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    long long n = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
+      throw InvalidArgument("--threads " + text +
+                            ": expected a thread count or a list (1,2), got '" + item + "'");
+    check_thread_count(n, "--threads " + text);
+    if (std::find(counts.begin(), counts.end(), n) != counts.end())
+      throw InvalidArgument("--threads " + text + ": " + std::to_string(n) + " is listed twice");
+    counts.push_back(static_cast<int>(n));
+    if (comma == std::string::npos) return counts;
+    at = comma + 1;
+  }
+}
+
+}  // namespace
+
 int cmd_bench(const Args& args) {
   po::options_description desc("bench");
   // clang-format off
@@ -754,7 +782,9 @@ int cmd_bench(const Args& args) {
        "a suite in suites/ (perf_cpu, perf_gpu, ...) or a suite file (required)")
       ("backends", po::value<std::string>()->value_name("a,b"),
        "comma-separated backends; the second is the comparator (required)")
-      ("threads", po::value<int>()->value_name("T"), "OpenMP threads (default: all)")
+      ("threads", po::value<std::string>()->value_name("T[,T2...]"),
+       "OpenMP threads (default: all); several counts are interleaved in each round, and each "
+       "later count's records have the speedup over the first")
       ("reps", po::value<int>()->value_name("N")->default_value(10), "timed runs per backend")
       ("warmup", po::value<int>()->value_name("W")->default_value(2),
        "untimed runs per backend first")
@@ -778,62 +808,72 @@ int cmd_bench(const Args& args) {
     throw InvalidArgument("--reps must be from 1 and --warmup from 0, both at most " +
                           std::to_string(kMaxReps) + "; got --reps " + std::to_string(o.reps) +
                           " --warmup " + std::to_string(o.warmup));
-  int threads = omp_get_max_threads();
-  if (vm.count("threads")) {
-    threads = vm["threads"].as<int>();
-    check_thread_count(threads, "--threads " + std::to_string(threads));
-  }
-  omp_set_num_threads(threads);
+  o.threads = {omp_get_max_threads()};
+  if (vm.count("threads")) o.threads = parse_thread_counts(vm["threads"].as<std::string>());
+  omp_set_num_threads(o.threads.front());
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
-  const Peaks peaks = measure_peaks(threads);
+  std::vector<Peaks> peaks;
+  for (int t : o.threads) peaks.push_back(measure_peaks(t));
+  omp_set_num_threads(o.threads.front());
   const bool json = vm.count("json");
+  const bool several = o.threads.size() > 1;
   if (!json) {
-    std::cout << "bench " << suite.name << ": " << threads << " thread" << (threads > 1 ? "s" : "")
-              << ", f32 FMA peak " << peaks.fma_gflops << " GFLOP/s (" << peaks.isa << "), triad "
-              << peaks.bandwidth_gbs << " GB/s, medians of " << o.reps << " interleaved runs after "
-              << o.warmup << " warm-up\n";
+    for (const Peaks& pk : peaks)
+      std::cout << "bench " << suite.name << ": " << pk.threads << " thread"
+                << (pk.threads > 1 ? "s" : "") << ", f32 FMA peak " << pk.fma_gflops << " GFLOP/s ("
+                << pk.isa << "), triad " << pk.bandwidth_gbs << " GB/s, medians of " << o.reps
+                << " interleaved runs after " << o.warmup << " warm-up\n";
     std::cout << "cpu: " << cpu_features().describe() << "; kernels:";
     for (Backend* b : chosen->list)
       std::cout << " " << b->name() << "=" << (b->isa().empty() ? "-" : b->isa());
     std::cout << "\n";
   }
-  std::map<std::string, std::pair<double, int>> log_ratio;  // op -> (sum of log ratio, count)
+  // (op, threads) -> (sum of log ratio, count)
+  std::map<std::pair<std::string, int>, std::pair<double, int>> log_ratio;
+  const std::size_t B = chosen->list.size();
   for (const SuiteEntry& e : suite.entries) {
     const std::vector<BenchRecord> rs = bench_problem(e.problem, e.tag, chosen->list, o, peaks);
-    for (const BenchRecord& r : rs) {
+    for (std::size_t j = 0; j < rs.size(); ++j) {
+      const BenchRecord& r = rs[j];
       if (json) {
-        std::cout << bench_json(r, peaks) << std::endl;
+        std::cout << bench_json(r, peaks[j / B]) << std::endl;
         continue;
       }
-      if (&r == &rs.front())
-        std::cout << r.problem << (r.tag.empty() ? "" : "  [" + r.tag + "]") << "\n";
-      char line[256];
+      if (j == 0) std::cout << r.problem << (r.tag.empty() ? "" : "  [" + r.tag + "]") << "\n";
+      const std::string who =
+          several ? r.backend + " " + std::to_string(r.threads) + "t" : r.backend;
+      char line[320];
       if (!r.ran) {
-        std::snprintf(line, sizeof line, "  %-12s not run: %s\n", r.backend.c_str(),
-                      r.reason.c_str());
+        std::snprintf(line, sizeof line, "  %-12s not run: %s\n", who.c_str(), r.reason.c_str());
       } else {
+        char extra[96] = "";
+        if (r.ratio > 0)
+          std::snprintf(extra, sizeof extra, "  x%.3f (paired %.3f)", r.ratio, r.paired_ratio);
+        if (r.speedup > 0)
+          std::snprintf(extra + std::strlen(extra), sizeof extra - std::strlen(extra),
+                        "  %.2fx over %dt", r.speedup, r.speedup_base);
         std::snprintf(line, sizeof line,
                       "  %-12s median %9.3f ms (min %9.3f, max %9.3f)  %8.1f GFLOP/s (useful %8.1f)"
                       "  %5.1f%% peak  %5.1f%% bw%s\n",
-                      r.backend.c_str(), r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops,
-                      r.pct_peak, r.pct_bandwidth,
-                      r.ratio > 0 ? ("  x" + std::to_string(r.ratio).substr(0, 5)).c_str() : "");
+                      who.c_str(), r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops,
+                      r.pct_peak, r.pct_bandwidth, extra);
       }
       std::cout << line << bench_text_note(r) << std::flush;
-    }
-    if (rs.size() >= 2 && rs[0].ran && rs[1].ran) {
-      auto& acc = log_ratio[op_name(e.problem.op)];
-      acc.first += std::log(rs[0].ratio);
-      acc.second += 1;
+      if (j % B == 0 && B >= 2 && r.ran && rs[j + 1].ran) {
+        auto& acc = log_ratio[{op_name(e.problem.op), r.threads}];
+        acc.first += std::log(r.ratio);
+        acc.second += 1;
+      }
     }
   }
   if (!json && !log_ratio.empty()) {
     std::cout << "geometric mean throughput " << chosen->list[0]->name() << " / "
               << chosen->list[1]->name() << ":\n";
-    for (const auto& [op, acc] : log_ratio)
-      std::cout << "  " << op << ": " << std::exp(acc.first / acc.second) << " over " << acc.second
-                << " problem" << (acc.second > 1 ? "s" : "") << "\n";
+    for (const auto& [key, acc] : log_ratio)
+      std::cout << "  " << key.first << (several ? " (" + std::to_string(key.second) + "t)" : "")
+                << ": " << std::exp(acc.first / acc.second) << " over " << acc.second << " problem"
+                << (acc.second > 1 ? "s" : "") << "\n";
   }
   return kOk;
 }

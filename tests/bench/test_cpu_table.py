@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/cpu_table.py on synthetic records: medians, ranges, ceilings (useful FLOPs, each ISA's
-peak), the 1 -> 2 thread column, the geomeans, a backend that did not run, and the refusal of an
-AVX2 run whose records name another ISA.
+peak), the 1 -> 2 thread column, the geomeans, a backend that did not run, the refusal of an
+AVX2 run whose records name another ISA; and records of `bench --threads 1,2` (paired ratios, the
+interleaved speedup).
 
     test_cpu_table.py SOURCE-DIR
 The expected cells are worked out here from the numbers the records are made of.
@@ -130,7 +131,40 @@ def main():
         rc, out, err = run(d)
         check(rc == 1 and "ran avx512 kernels in an AVX2-capped run" in err,
               "cap contradiction: exit %d, %s" % (rc, err))
+    paired_and_interleaved()
     print("cpu_table: all checks passed")
+
+
+def paired_and_interleaved():
+    """Records of `bench --threads 1,2`: the table takes the 2-thread records, each run's paired
+    ratio (not the ratio of its medians) and the 2-thread records' speedup for the thread column;
+    the 1-thread records neither add rows nor change a cell."""
+    with tempfile.TemporaryDirectory() as d:
+        for i, (paired, speedup) in enumerate(((1.10, 1.90), (0.90, 1.70), (1.30, 2.10)), 1):
+            recs = []
+            for threads, peak in ((1, 100.0), (2, 200.0)):
+                for backend, ms, isa in (("optimized", 10.0 * 2 / threads, "avx512"),
+                                         ("onednn", 12.0 * 2 / threads, "avx512_core")):
+                    r = record(DENSE, backend, ms, isa, peak=peak)
+                    r["threads"] = threads
+                    # The medians say 1.20 at both counts; the paired ratios (per run) say otherwise.
+                    r["paired_ratio"] = 1.0 if backend == "onednn" else paired + (threads == 1)
+                    r["speedup"] = speedup if threads == 2 else None
+                    r["speedup_base_threads"] = 1 if threads == 2 else 0
+                    recs.append(r)
+            write(d, "native-%d.jsonl" % i, recs)
+            write(d, "avx2-%d.jsonl" % i, [record(DENSE, "optimized", 16.0, "avx2"),
+                                           record(DENSE, "onednn", 20.0, "avx2")])
+        rc, out, err = run(d)
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        rows = [l for l in out.splitlines() if "| backprop input |" in l and "lowest" not in l]
+        check(len(rows) == 1, "one row per layer, not one per thread count: %s" % rows)
+        cells = row(out, "backprop input")
+        check(cells[2] == "10.00", "the 2-thread records' median: %s" % cells[2])
+        check(cells[6] == "1.10 (0.90–1.30)", "paired ratios, median and range: %s" % cells[6])
+        check(cells[10] == "1.25 (1.25–1.25)", "records without a paired ratio: %s" % cells[10])
+        check(cells[12] == "1.90x", "the interleaved speedup's median: %s" % cells[12])
+        check("Peak (f32 FMA, CPU's widest ISA) 200–200" in out, "the 2-thread peak: %s" % out)
 
 
 if __name__ == "__main__":

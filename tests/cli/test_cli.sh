@@ -156,6 +156,28 @@ done
 expect 2 "unknown suite 'nope'" -- bench --suite nope --backends reference
 expect 2 "missing --backends" -- bench --suite "$T/tiny.txt"
 expect 2 "--threads 0: expected a thread count from 1 to" -- bench --suite "$T/tiny.txt" --backends reference --threads 0
+# Several thread counts, interleaved in one bench: a record per (count, backend), each with its
+# paired ratio; the later count's records have their speedup over the first.
+"$CC" bench --suite "$T/tiny.txt" --backends reference,reference --reps 3 --warmup 0 --threads 1,2 \
+  --json >"$T/threads.jsonl" 2>&1
+if python3 - "$T/threads.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench --threads 1,2 records"; cat "$T/threads.jsonl"; fi
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [(r["threads"], r["backend"]) for r in recs] == [(1, "reference"), (1, "reference"),
+                                                        (2, "reference"), (2, "reference")], recs
+for r in recs:
+    assert r["ran"] and r["paired_ratio"] > 0 and r["reps"] == 3, r
+    if r["threads"] == 1:
+        assert r["speedup"] is None and r["speedup_base_threads"] == 0, r
+    else:
+        assert r["speedup"] > 0 and r["speedup_base_threads"] == 1, r
+    assert r["peak_gflops"] > 0, r
+PY
+expect 0 "over 1t" -- bench --suite "$T/tiny.txt" --backends reference,reference --reps 2 --threads 1,2
+expect 2 "--threads 1,x: expected a thread count or a list (1,2), got 'x'" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,x
+expect 2 "--threads 1,: expected a thread count or a list (1,2), got ''" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,
+expect 2 "--threads 2,2: 2 is listed twice" -- bench --suite "$T/tiny.txt" --backends reference --threads 2,2
+expect 2 "--threads 1,0: expected a thread count from 1 to" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,0
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
