@@ -5,9 +5,10 @@
 A run's ratio is its records' paired ratio (the median over the bench's interleaved rounds of
 oneDNN's time over optimized's in the same round; convcheck bench, bench/harness.h), or the ratio of
 the two medians in records from before it existed. The table's columns come from each run's records
-at its largest thread count; the 1 -> 2 thread column from those records' `speedup` (1 and 2
-threads interleaved in one bench, `--threads 1,2`), else from separate one-thread runs
-(native-threads1-*.jsonl, older tables).
+at its largest thread count; the 1 -> 2 thread columns (optimized's, and oneDNN's
+beside it: how far this machine lets two threads go) from those records' `speedup` (1 and 2
+threads interleaved in one bench, `--threads 1,2`), else optimized's from separate one-thread runs
+(native-threads1-*.jsonl, older tables; oneDNN's then "—").
 Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
 useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
 (depthwise: moving only the compulsory bytes at the triad bandwidth): the most a direct
@@ -117,8 +118,8 @@ def main():
     n_isa = "/".join(sorted({i for b, i in isas["native"] if b == "optimized"}))
     print("| layer (N = 8) | op | %s: optimized ms | GFLOP/s | %% FMA peak (depthwise: %% bw) | "
           "oneDNN ms | optimized / oneDNN | ceiling | AVX2: optimized ms | oneDNN ms | "
-          "optimized / oneDNN | ceiling | 1→2 threads |" % n_isa)
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "optimized / oneDNN | ceiling | 1→2 threads | oneDNN 1→2 |" % n_isa)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     geo = {"native": {}, "avx2": {}}
     ceil = {"native": {}, "avx2": {}}
     last_tag = None
@@ -139,20 +140,21 @@ def main():
                 geo[k].setdefault(op, []).append(m)
             if c:
                 ceil[k].setdefault(op, []).append(c)
-        speedup = "—"
-        paired = [r["speedup"] for r in (rec(run, problem, "optimized") for run in nat)
-                  if r and r.get("speedup") and r.get("speedup_base_threads") == 1
-                  and r.get("threads") == 2]
+        def interleaved_speedup(backend):
+            v = [r["speedup"] for r in (rec(run, problem, backend) for run in nat)
+                 if r and r.get("speedup") and r.get("speedup_base_threads") == 1
+                 and r.get("threads") == 2]
+            return "%.2fx" % statistics.median(v) if v else "—"
+
+        speedup, dnn_speedup = interleaved_speedup("optimized"), interleaved_speedup("onednn")
         t1 = [r["median_ms"] for r in (rec(run, problem, "optimized") for run in single) if r]
-        if paired:
-            speedup = "%.2fx" % statistics.median(paired)
-        elif t1 and opt_ms:
+        if speedup == "—" and t1 and opt_ms:
             speedup = "%.2fx" % (statistics.median(t1) / opt_ms)
         fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             tag if tag != last_tag else "", op, fmt(opt_ms), fmt(gf, 0),
             fmt(pct, 0) + (" % bw" if depthwise else " %"), fmt(dnn_ms), r_native,
-            fmt(c_native), fmt(a_opt), fmt(a_dnn), r_avx2, fmt(c_avx2), speedup))
+            fmt(c_native), fmt(a_opt), fmt(a_dnn), r_avx2, fmt(c_avx2), speedup, dnn_speedup))
         last_tag = tag
     print()
     print("Geometric means of optimized / oneDNN (the medians over runs above), and of the ceilings:")
