@@ -66,13 +66,17 @@ namespace {
 
 bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
 
-// Chunks: the largest power of two up to kMaxChunks with the activations at least that many times
-// the filter and a row per chunk, so that the chunks - 1 partial filters never take more memory
-// than the activations (a mirrored 1x1 layer takes one filter more, its transpose). Until
-// 2026-11-26 chunks were 8 only from 128 times the filter, else 1: split over tiles instead, every
-// thread streamed all of the activations, and at 2 threads (Xeon, AVX-512, against oneDNN) ResNet
-// conv3 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8
-// times, now 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread unchanged.
+// Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
+// partial filters taking no more memory than the activations (a mirrored 1x1 layer takes one
+// filter more, its transpose). Until 2026-11-26 chunks were 8 only from 128 times the filter, else
+// 1: split over tiles instead, every thread streamed all of the activations, and at 2 threads
+// (Xeon, AVX-512, against oneDNN) ResNet conv3 3x3 (11 times its filter, now 8 chunks) ran at
+// 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8 times, then 2 chunks) 0.90-1.06, 1.14-1.21 chunked;
+// one thread unchanged. Until 2026-11-27 the rule asked for chunks times the filter (stricter than
+// its reason): ResNet conv4 3x3 (activations 1.36 times its filter) ran in one chunk, 1.24-1.85x
+// from 1 to 2 threads where oneDNN's went 1.5-2.0x, at 0.85-0.93 of oneDNN; with 2 chunks 0.94-1.02
+// (paired ratios, 1 and 2 threads interleaved, 4 runs each, 2026-11-27); DCGAN g4 (now 4 chunks)
+// unchanged at 1.17-1.31 (6 runs each way).
 constexpr int64_t kMaxChunks = 8;
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
@@ -348,7 +352,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   const int threads = thread_count();
 
   int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
-  while (chunks > 1 && (activation_elements / chunks < filter_elements || rows < chunks))
+  while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
     chunks /= 2;
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
   // c > 0 into partial + (c - 1) * filter_elements.

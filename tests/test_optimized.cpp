@@ -340,14 +340,15 @@ BOOST_AUTO_TEST_CASE(mirrored_1x1_backprop_filter_is_bitwise_the_plain_one) {
 }
 
 // The same paths under small caches (opt::override_cache_sizes), where small problems reach what
-// only large ones reach with the machine's caches: backprop filter in row chunks (2 of 13 rows
-// for 1x13x20x12, each one block with packed sub-blocks of 4+3 and 3+3 under AVX2; 2x13x20x24: 2
-// chunks of blocks 5/4/4 with packed sub-blocks 3+2 under AVX2, in place under AVX-512; 2 of 10
-// rows for 2x10x12x8 with 72 channels, each 2 blocks of 5 rows with packed sub-blocks of 3+2 and a
-// tail panel under AVX-512), the one-block rule for a filter larger than the activations (3 and 6
-// blocks otherwise, f32 and f64), a row whose packed slice would not fit L2 (1x1x600x2: read in
-// place under AVX2 and AVX-512), runs of many tiles (the filter-tile prefetch); the implicit
-// GEMM with taps in several chunks, and a tap in slices (chunks of at most 16 KiB of packed panel).
+// only large ones reach with the machine's caches: backprop filter in row chunks (4 of 13 rows
+// for 1x13x20x12, one block each, read in place in sub-blocks of a row under AVX-512; 2x13x20x24:
+// 4 chunks of 6 or 7 rows, a 7-row chunk in 2 blocks (4 + 3), packed sub-blocks 3 + 3 under AVX2,
+// in place under AVX-512; 2x10x12x8 with 72 channels: 4 chunks of 5 rows, each 3 packed
+// sub-blocks and a tail panel under AVX-512; as printed by the code, 2026-11-27), the one-block
+// rule for a filter larger than the activations (3 and 6 blocks otherwise, f32 and f64), a row
+// whose packed slice would not fit L2 (1x1x600x2: read in place under AVX2 and AVX-512), runs of
+// many tiles (the filter-tile prefetch); the implicit GEMM with taps in several chunks, and a tap
+// in slices (chunks of at most 16 KiB of packed panel).
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=1x13x20x12,filter=3x3x12x40,padding=SAME",
