@@ -35,8 +35,10 @@ namespace convcheck::opt {
 // channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
 // every tile streamed them from L2. A wide panel (more than a cache line per pixel: AVX-512's 32 or
 // 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all of out_backprop (read
-// in place then). A kernel call continues its tile's sum from memory, so blocks, runs and
-// sub-blocks do not change the arithmetic.
+// in place then). Where a block's input takes more than half of L2, the next sub-block's input
+// rows are prefetched into L2 during the current one (backprop_filter, prefetch_sub). A kernel
+// call continues its tile's sum from memory, so blocks, runs and sub-blocks do not change the
+// arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
 // is computed mirrored: the tiles broadcast MR out_backprop channels and load NR input channels,
@@ -102,7 +104,26 @@ struct Plan {
   void (*kernel)(const FilterTile<T>&) = nullptr;
   bool pack = true;
   bool prefetch_next = false;  // prefetch the next block while this one runs (next_block)
+  bool prefetch_sub = false;   // prefetch the next sub-block's input (tap_runs)
 };
+
+// The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
+// when they read none.
+template <class T>
+void input_span(const Plan<T>& P, int64_t tap0, int64_t tap1, int64_t r0, int64_t r1, int64_t* lo,
+                int64_t* hi) {
+  *lo = -1;
+  *hi = -1;
+  for (int64_t tap = tap0; tap < tap1; ++tap) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const Segment& sg = P.seg[tap * P.rows + r];
+      if (sg.count == 0) continue;
+      const int64_t sx = P.mirrored ? sg.dy : sg.x;
+      if (*lo < 0 || sx < *lo) *lo = sx;
+      *hi = std::max(*hi, sx + (sg.count - 1) * P.x_step + P.g->C);
+    }
+  }
+}
 
 // Copies n (a tile's width: a few to a few dozen) elements; an inline loop, as a library call per
 // pixel cost more than the copy.
@@ -124,14 +145,8 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
   const int64_t elem = static_cast<int64_t>(sizeof(T));
   nb.add(P.dy + rows_begin * g.OW * g.O, (rows_end - rows_begin) * g.OW * g.O * elem, false);
   // The input span of the first tap's segments (the only tap where blocks are this small).
-  int64_t lo = -1, hi = -1;
-  for (int64_t r = rows_begin; r < rows_end; ++r) {
-    const Segment& sg = P.seg[r];
-    if (sg.count == 0) continue;
-    const int64_t sx = P.mirrored ? sg.dy : sg.x;
-    if (lo < 0) lo = sx;
-    hi = sx + (sg.count - 1) * P.x_step + g.C;
-  }
+  int64_t lo, hi;
+  input_span(P, 0, 1, rows_begin, rows_end, &lo, &hi);
   if (lo >= 0) nb.add(P.x + lo, (hi - lo) * elem, false);
   nb.spread(calls);
   return nb;
@@ -203,6 +218,25 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
             }
           }
         }
+        // The input rows the next sub-block of this item reads (this block's next, else the next
+        // run's first, else the next block's first), prefetched into L2 over this one's calls.
+        L2Prefetch next_sub;
+        if (P.prefetch_sub) {
+          int64_t n0 = row_end, n1 = row_end;
+          if (s + 1 < nsubs) {
+            n0 = row0 + subs.begin(s + 1);
+            n1 = n0 + subs.size(s + 1);
+          } else if (tb < t1) {
+            n0 = row0;
+            n1 = row0 + subs.size(0);
+          } else {
+            n1 = std::min(next_end, row_end + P.sub_rows);
+          }
+          int64_t lo, hi;
+          input_span(P, 0, taps, n0, n1, &lo, &hi);
+          if (lo >= 0) next_sub.add(P.x + lo, (hi - lo) * static_cast<int64_t>(sizeof(T)), false);
+          next_sub.spread(tb - ta);
+        }
         for (int64_t t = ta; t < tb; ++t) {
           const int64_t qb = t % qblocks, tap = t / qblocks % taps, q0 = qb * MR;
           FilterTile<T> ft;
@@ -221,6 +255,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
             prefetch_filter_tile(P, out, t + kFilterPrefetchTiles, o0, nr);
           P.kernel(ft);
           next.step();
+          next_sub.step();
         }
       }
       ta = tb;
@@ -354,6 +389,19 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
   while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
     chunks /= 2;
+  // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
+  // there from one run (out_backprop panel) to the next beside the run's filter tiles, and each
+  // sub-block's first tiles waited on L3 for them: ResNet's stride-2 conv3 (1.6 MB of input per
+  // block) went from 0.99-1.12 of oneDNN to 1.09-1.62 (medians 1.05 -> 1.23) on 1 thread, 1.04
+  // -> 1.10 on 2 (Xeon, AVX-512, paired ratios, 4-5 runs, 2026-11-27). Prefetching every layer's
+  // measured no change on ResNet conv2-conv5 3x3, the dilated layer and DCGAN g4 (within the
+  // noise), DCGAN g2 (0.5 MB of input) perhaps worse; so only blocks past half of L2. Prefetching
+  // the next sub-block's out_backprop rows as well gained nothing.
+  int64_t block_input = 0;  // saturated, as activation_elements
+  if (__builtin_mul_overflow(std::min(P.block_rows, ceil_div(rows, chunks)),
+                             span_rows * g.W * g.C * elem, &block_input))
+    block_input = INT64_MAX;
+  P.prefetch_sub = !mirrored && taps > 1 && block_input > cache.l2 / 2;
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
   // c > 0 into partial + (c - 1) * filter_elements.
   const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);
