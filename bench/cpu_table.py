@@ -7,8 +7,9 @@ oneDNN's time over optimized's in the same round; convcheck bench, bench/harness
 the two medians in records from before it existed. The table's columns come from each run's records
 at its largest thread count; the 1 -> 2 thread columns (optimized's, and oneDNN's
 beside it: how far this machine lets two threads go) from those records' `speedup` (1 and 2
-threads interleaved in one bench, `--threads 1,2`), else optimized's from separate one-thread runs
-(native-threads1-*.jsonl, older tables; oneDNN's then "—").
+threads interleaved in one bench, `--threads 1,2`, in that order: records of other counts leave
+these columns "—"), else optimized's from separate one-thread runs (native-threads1-*.jsonl, older
+tables; oneDNN's then "—").
 Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
 useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
 (depthwise: moving only the compulsory bytes at the triad bandwidth): the most a direct

@@ -151,24 +151,35 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       }
     }
   }
-  // A run's time: the backend's device time when it reports one, else the wall clock.
+  // A run's time: the backend's device time when it reports one, else the wall clock. Its note
+  // and ISA are kept per thread count (oneDNN may choose another implementation for another).
   auto run_once = [&](std::size_t i, BenchRecord& r) {
     const auto t0 = std::chrono::steady_clock::now();
     backends[i]->run(checked, ops, view(results[i]));
     const double wall =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.note = backends[i]->last_note();
+    r.kernel_isa = backends[i]->isa();
     const double device = backends[i]->last_device_ms();
     if (device < 0) return wall;
     r.timing = "device";
     return device;
   };
   // Warm up each backend, then interleave the timed runs (every thread count, every backend, in
-  // each round) so drift hits them all alike. A backend that throws at one thread count stops
-  // there only.
+  // each round) so drift hits them all alike; every other round in reverse order (A B B A), so
+  // that no backend or thread count always runs first after a switch. A backend that throws at
+  // one thread count stops there only.
+  struct RestoreThreads {
+    int count;
+    ~RestoreThreads() { omp_set_num_threads(count); }
+  } restore{current};
   for (int round = -options.warmup; round < options.reps; ++round) {
-    for (std::size_t k = 0; k < K; ++k) {
+    const bool reverse = (round + options.warmup) % 2 == 1;
+    for (std::size_t kk = 0; kk < K; ++kk) {
+      const std::size_t k = reverse ? K - 1 - kk : kk;
       omp_set_num_threads(counts[k]);
-      for (std::size_t i = 0; i < B; ++i) {
+      for (std::size_t ii = 0; ii < B; ++ii) {
+        const std::size_t i = reverse ? B - 1 - ii : ii;
         BenchRecord& r = records[k * B + i];
         if (!r.ran) continue;
         try {
@@ -181,7 +192,6 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       }
     }
   }
-  omp_set_num_threads(current);
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t i = 0; i < B; ++i) {
       BenchRecord& r = records[k * B + i];
@@ -198,11 +208,9 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       r.pct_bandwidth = r.bandwidth_gbs > 0
                             ? 100 * (static_cast<double>(r.bytes) / s / 1e9) / r.bandwidth_gbs
                             : 0;
-      r.note = backends[i]->last_note();
-      r.kernel_isa = backends[i]->isa();
-      if (k > 0 && records[i].ran) {
-        r.speedup = paired(ms[i], v);
+      if (k > 0) {
         r.speedup_base = counts[0];
+        if (records[i].ran) r.speedup = paired(ms[i], v);
       }
     }
     const BenchRecord& comparator = records[k * B + (B >= 2 ? 1 : 0)];

@@ -7,9 +7,11 @@
 // backend's in the same round. On a shared machine (a cloud guest whose neighbour comes and goes)
 // the two medians can fall in different spells, the paired ratio cannot. Several thread counts
 // (`--threads 1,2`) are interleaved in the same rounds (the OpenMP thread count set before each
-// run; oneDNN keys its primitives on it), each with its own records, peaks and ratios, and a record
-// at a later thread count has `speedup`: the median over rounds of the same backend's time at the
-// first thread count over its time at this one (1 -> 2 thread scaling measured in one spell).
+// run; oneDNN keys its primitives on it), each with its own records, peaks, ratios and notes, and a
+// record at a later thread count has `speedup`: the median over rounds of the same backend's time
+// at the first thread count over its time at this one (1 -> 2 thread scaling measured in one
+// spell). Every other round runs in reverse order (A B B A), so that no backend or thread count
+// always runs first after a switch.
 //
 // Device backends (issue 5): a run's time is the backend's own device time (last_device_ms():
 // events around its kernels, transfers excluded) whenever it reports one, else the wall clock
@@ -51,8 +53,9 @@ struct BenchRecord {
   double pct_peak = 0, pct_bandwidth = 0;
   double ratio = 0;         // throughput / the first comparator's (0: none)
   double paired_ratio = 0;  // median over rounds of comparator time / own time (0: none)
-  double speedup = 0;       // median over rounds of own time at speedup_base threads / at these
-  int speedup_base = 0;     // the first thread count (0: this record is at it, no speedup)
+  double speedup = 0;       // median over rounds of own time at speedup_base threads / at these (0:
+                       // none, e.g. this backend did not run at the first count)
+  int speedup_base = 0;  // the first thread count, on records at a later one (0: at the first)
   int64_t flops = 0, useful = 0, bytes = 0;
   int reps = 0, threads = 0;
   std::string timing = "wall";  // "device": per-run times are the backend's last_device_ms()

@@ -221,25 +221,33 @@ void check_thread_count(long long n, const std::string& what) {
                           " per CPU this process may use), got " + std::to_string(n));
 }
 
+std::vector<int> parse_thread_counts(std::string_view text, const std::string& what,
+                                     const std::string& expected) {
+  std::vector<int> counts;
+  while (true) {
+    const std::size_t comma = text.find(',');
+    const std::string item(text.substr(0, comma));
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != 0 || errno == ERANGE)
+      throw InvalidArgument(what + ": " + expected + ", got '" + item + "'");
+    check_thread_count(n, what);
+    counts.push_back(static_cast<int>(n));
+    if (comma == std::string_view::npos) return counts;
+    text.remove_prefix(comma + 1);
+  }
+}
+
 void check_thread_environment() {
   for (const char* var : {"OMP_NUM_THREADS", "OMP_THREAD_LIMIT"}) {
     const char* e = std::getenv(var);
     if (!e || !*e) continue;
     // OMP_NUM_THREADS is a list, one count per nesting level: "8" or "4,2".
-    std::string_view rest(e);
-    while (true) {
-      const std::size_t comma = rest.find(',');
-      const std::string item(rest.substr(0, comma));
-      char* end = nullptr;
-      errno = 0;
-      const long long n = std::strtoll(item.c_str(), &end, 10);
-      if (item.empty() || *end != 0 || errno == ERANGE)
-        throw InvalidArgument(std::string(var) + "=" + e + ": expected a positive integer" +
-                              (std::string(var) == "OMP_NUM_THREADS" ? " or a list of them" : ""));
-      check_thread_count(n, std::string(var) + "=" + e);
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
+    const bool list = std::string(var) == "OMP_NUM_THREADS";
+    parse_thread_counts(
+        e, std::string(var) + "=" + e,
+        std::string("expected a positive integer") + (list ? " or a list of them" : ""));
   }
 }
 

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/problem.h"
@@ -97,6 +98,11 @@ inline constexpr int kMinThreadCap = 16;
 int max_threads();
 /// Refuses (InvalidArgument, naming `what`) a thread count below 1 or above max_threads().
 void check_thread_count(long long n, const std::string& what);
+/// A comma-separated list of thread counts ("8", "4,2"), each checked by check_thread_count
+/// against `what`; an item that is not a decimal integer (empty, another character, out of range)
+/// is an InvalidArgument naming `what` and `expected` (OMP_NUM_THREADS, `bench --threads`).
+std::vector<int> parse_thread_counts(std::string_view text, const std::string& what,
+                                     const std::string& expected);
 /// Checks the thread settings the OpenMP runtime reads from the environment (OMP_NUM_THREADS,
 /// every level of its list; OMP_THREAD_LIMIT) before any parallel region runs.
 void check_thread_environment();

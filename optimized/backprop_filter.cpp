@@ -227,8 +227,10 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
             n0 = row0 + subs.begin(s + 1);
             n1 = n0 + subs.size(s + 1);
           } else if (tb < t1) {
-            n0 = row0;
-            n1 = row0 + subs.size(0);
+            if (nsubs > 1) {  // one sub-block: the next run's is this one, already in L2
+              n0 = row0;
+              n1 = row0 + subs.size(0);
+            }
           } else {
             n1 = std::min(next_end, row_end + P.sub_rows);
           }
@@ -392,11 +394,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
   // there from one run (out_backprop panel) to the next beside the run's filter tiles, and each
   // sub-block's first tiles waited on L3 for them: ResNet's stride-2 conv3 (1.6 MB of input per
-  // block) went from 0.99-1.12 of oneDNN to 1.09-1.62 (medians 1.05 -> 1.23) on 1 thread, 1.04
-  // -> 1.10 on 2 (Xeon, AVX-512, paired ratios, 4-5 runs, 2026-11-27). Prefetching every layer's
-  // measured no change on ResNet conv2-conv5 3x3, the dilated layer and DCGAN g4 (within the
-  // noise), DCGAN g2 (0.5 MB of input) perhaps worse; so only blocks past half of L2. Prefetching
-  // the next sub-block's out_backprop rows as well gained nothing.
+  // block) went from 0.99-1.12 of oneDNN to 1.09-1.62 (medians 1.05 -> 1.23) on 1 thread, and
+  // from 1.01-1.13 to 1.04-1.34 (medians 1.04 -> 1.19) on 2 (Xeon, AVX-512, paired ratios, three
+  // A/B sets of 3-5 runs, 2026-11-27); AVX2 unchanged (0.96-1.03 both ways). Prefetching every
+  // layer's measured no change on ResNet conv2-conv5 3x3, the dilated layer and DCGAN g4 (within
+  // the noise), DCGAN g2 (0.5 MB of input) perhaps worse; so only blocks past half of L2.
+  // Prefetching the next sub-block's out_backprop rows as well gained nothing.
   int64_t block_input = 0;  // saturated, as activation_elements
   if (__builtin_mul_overflow(std::min(P.block_rows, ceil_div(rows, chunks)),
                              span_rows * g.W * g.C * elem, &block_input))

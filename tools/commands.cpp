@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -16,7 +15,6 @@
 #include <new>
 #include <optional>
 #include <sstream>
-#include <system_error>
 #include <utility>
 
 #include "bench/harness.h"
@@ -748,32 +746,6 @@ int cmd_fuzz(const Args& args) {
   return state.failed.empty() ? kOk : kCheckFailed;
 }
 
-namespace {
-
-// --threads T or T1,T2,...: each a thread count this process may use, none twice.
-std::vector<int> parse_thread_counts(const std::string& text) {
-  std::vector<int> counts;
-  std::size_t at = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', at);
-    const std::string item =
-        text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    long long n = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size())
-      throw InvalidArgument("--threads " + text +
-                            ": expected a thread count or a list (1,2), got '" + item + "'");
-    check_thread_count(n, "--threads " + text);
-    if (std::find(counts.begin(), counts.end(), n) != counts.end())
-      throw InvalidArgument("--threads " + text + ": " + std::to_string(n) + " is listed twice");
-    counts.push_back(static_cast<int>(n));
-    if (comma == std::string::npos) return counts;
-    at = comma + 1;
-  }
-}
-
-}  // namespace
-
 int cmd_bench(const Args& args) {
   po::options_description desc("bench");
   // clang-format off
@@ -809,7 +781,16 @@ int cmd_bench(const Args& args) {
                           std::to_string(kMaxReps) + "; got --reps " + std::to_string(o.reps) +
                           " --warmup " + std::to_string(o.warmup));
   o.threads = {omp_get_max_threads()};
-  if (vm.count("threads")) o.threads = parse_thread_counts(vm["threads"].as<std::string>());
+  if (vm.count("threads")) {
+    const std::string text = vm["threads"].as<std::string>();
+    o.threads = parse_thread_counts(text, "--threads " + text,
+                                    "expected a thread count or a list of them (1,2)");
+    for (std::size_t i = 1; i < o.threads.size(); ++i)
+      if (std::find(o.threads.begin(), o.threads.begin() + static_cast<std::ptrdiff_t>(i),
+                    o.threads[i]) != o.threads.begin() + static_cast<std::ptrdiff_t>(i))
+        throw InvalidArgument("--threads " + text + ": " + std::to_string(o.threads[i]) +
+                              " is listed twice");
+  }
   omp_set_num_threads(o.threads.front());
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
@@ -829,8 +810,12 @@ int cmd_bench(const Args& args) {
       std::cout << " " << b->name() << "=" << (b->isa().empty() ? "-" : b->isa());
     std::cout << "\n";
   }
-  // (op, threads) -> (sum of log ratio, count)
-  std::map<std::pair<std::string, int>, std::pair<double, int>> log_ratio;
+  // (op, threads) -> sums of log ratio and of log paired ratio, count
+  struct LogSums {
+    double ratio = 0, paired = 0;
+    int count = 0;
+  };
+  std::map<std::pair<std::string, int>, LogSums> log_ratio;
   const std::size_t B = chosen->list.size();
   for (const SuiteEntry& e : suite.entries) {
     const std::vector<BenchRecord> rs = bench_problem(e.problem, e.tag, chosen->list, o, peaks);
@@ -861,9 +846,10 @@ int cmd_bench(const Args& args) {
       }
       std::cout << line << bench_text_note(r) << std::flush;
       if (j % B == 0 && B >= 2 && r.ran && rs[j + 1].ran) {
-        auto& acc = log_ratio[{op_name(e.problem.op), r.threads}];
-        acc.first += std::log(r.ratio);
-        acc.second += 1;
+        LogSums& acc = log_ratio[{op_name(e.problem.op), r.threads}];
+        acc.ratio += std::log(r.ratio);
+        acc.paired += std::log(r.paired_ratio);
+        acc.count += 1;
       }
     }
   }
@@ -872,8 +858,9 @@ int cmd_bench(const Args& args) {
               << chosen->list[1]->name() << ":\n";
     for (const auto& [key, acc] : log_ratio)
       std::cout << "  " << key.first << (several ? " (" + std::to_string(key.second) + "t)" : "")
-                << ": " << std::exp(acc.first / acc.second) << " over " << acc.second << " problem"
-                << (acc.second > 1 ? "s" : "") << "\n";
+                << ": " << std::exp(acc.ratio / acc.count) << " (paired "
+                << std::exp(acc.paired / acc.count) << ") over " << acc.count << " problem"
+                << (acc.count > 1 ? "s" : "") << "\n";
   }
   return kOk;
 }

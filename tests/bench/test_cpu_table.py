@@ -137,7 +137,8 @@ def main():
 
 
 def paired_and_interleaved():
-    """Records of `bench --threads 1,2`: the table takes the 2-thread records, each run's paired
+    """Records of `bench --threads 1,2` (cpu-table.sh's counts; the thread columns read the
+    2-thread records' speedup over 1): the table takes the 2-thread records, each run's paired
     ratio (not the ratio of its medians) and the 2-thread records' speedup for the thread column;
     the 1-thread records neither add rows nor change a cell."""
     with tempfile.TemporaryDirectory() as d:

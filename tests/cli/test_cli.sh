@@ -174,8 +174,28 @@ for r in recs:
     assert r["peak_gflops"] > 0, r
 PY
 expect 0 "over 1t" -- bench --suite "$T/tiny.txt" --backends reference,reference --reps 2 --threads 1,2
-expect 2 "--threads 1,x: expected a thread count or a list (1,2), got 'x'" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,x
-expect 2 "--threads 1,: expected a thread count or a list (1,2), got ''" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,
+# One backend (a speedup, no ratio), and a comparator that cannot run the problem (oneDNN has no
+# f64 convolution): no ratio, paired or not, and the reason on its records at both counts.
+printf '%s,dtype=f64 --tag tiny64\n' "$BI" >"$T/tiny64.txt"
+"$CC" bench --suite "$T/tiny.txt" --backends reference --reps 2 --warmup 0 --threads 1,2 --json \
+  >"$T/one.jsonl" 2>&1
+"$CC" bench --suite "$T/tiny64.txt" --backends reference,onednn --reps 2 --warmup 0 --threads 1,2 \
+  --json >"$T/none.jsonl" 2>&1
+if python3 - "$T/one.jsonl" "$T/none.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench --threads 1,2 without a comparator"; cat "$T/one.jsonl" "$T/none.jsonl"; fi
+import json, sys
+one = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [r["threads"] for r in one] == [1, 2], one
+assert all(r["ratio"] is None and r["paired_ratio"] is None for r in one), one
+assert one[1]["speedup"] > 0 and one[1]["speedup_base_threads"] == 1, one
+none = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
+assert [(r["threads"], r["backend"], r["ran"]) for r in none] == [
+    (1, "reference", True), (1, "onednn", False), (2, "reference", True), (2, "onednn", False)], none
+assert all(r["ratio"] is None and r["paired_ratio"] is None for r in none), none
+assert none[1]["reason"] and none[3]["reason"] == none[1]["reason"], none
+assert none[2]["speedup"] > 0, none
+PY
+expect 2 "--threads 1,x: expected a thread count or a list of them (1,2), got 'x'" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,x
+expect 2 "--threads 1,: expected a thread count or a list of them (1,2), got ''" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,
 expect 2 "--threads 2,2: 2 is listed twice" -- bench --suite "$T/tiny.txt" --backends reference --threads 2,2
 expect 2 "--threads 1,0: expected a thread count from 1 to" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,0
 
