@@ -213,8 +213,8 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
         if (records[i].ran) r.speedup = paired(ms[i], v);
       }
     }
-    const BenchRecord& comparator = records[k * B + (B >= 2 ? 1 : 0)];
-    if (B < 2 || !comparator.ran) continue;
+    if (B < 2 || !records[k * B + 1].ran) continue;
+    const BenchRecord& comparator = records[k * B + 1];
     for (std::size_t i = 0; i < B; ++i) {
       BenchRecord& r = records[k * B + i];
       if (!r.ran) continue;

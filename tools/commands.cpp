@@ -785,18 +785,15 @@ int cmd_bench(const Args& args) {
     const std::string text = vm["threads"].as<std::string>();
     o.threads = parse_thread_counts(text, "--threads " + text,
                                     "expected a thread count or a list of them (1,2)");
-    for (std::size_t i = 1; i < o.threads.size(); ++i)
-      if (std::find(o.threads.begin(), o.threads.begin() + static_cast<std::ptrdiff_t>(i),
-                    o.threads[i]) != o.threads.begin() + static_cast<std::ptrdiff_t>(i))
-        throw InvalidArgument("--threads " + text + ": " + std::to_string(o.threads[i]) +
-                              " is listed twice");
+    for (int t : o.threads)
+      if (std::count(o.threads.begin(), o.threads.end(), t) > 1)
+        throw InvalidArgument("--threads " + text + ": " + std::to_string(t) + " is listed twice");
   }
   omp_set_num_threads(o.threads.front());
   std::optional<Chosen> chosen = choose_backends(vm);
   if (!chosen) return kUnavailable;
   std::vector<Peaks> peaks;
   for (int t : o.threads) peaks.push_back(measure_peaks(t));
-  omp_set_num_threads(o.threads.front());
   const bool json = vm.count("json");
   const bool several = o.threads.size() > 1;
   if (!json) {
