@@ -43,6 +43,7 @@ bool both_zero(double a, double b) {
 }  // namespace
 
 std::string format_value(double v) {
+  if (std::isnan(v)) return "nan";  // a NaN's sign means nothing (iostreams print "-nan")
   std::ostringstream os;
   os.precision(17);
   os << v;
@@ -229,8 +230,10 @@ Comparison compare_to_reference(const Problem& p, const Geometry& g, const Refer
             "]: got " + format_value(v) + ", exact " + format_value(c.first->ref) +
             (i32 ? " (int32, wrapped; unwrapped sum " + integer_string(hi, ref.exact_lo[i]) + ")"
                  : "") +
-            (exact ? std::string(" (bitwise equality required)")
-                   : ", bound " + format_value(bound));
+            (exact            ? std::string(" (bitwise equality required)")
+             : std::isnan(r)  ? std::string(" (any NaN passes)")
+             : std::isinf(hi) ? " (only " + format_value(hi) + " passes)"
+                              : ", bound " + format_value(bound));
       }
     }
   }

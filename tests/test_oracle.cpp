@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -190,6 +191,51 @@ BOOST_AUTO_TEST_CASE(inf_for_a_finite_exact_value_fails_unless_the_bound_reaches
   const BackendRecord& b = only(r);
   BOOST_TEST(verdict_name(b.verdict) == std::string("fail"));
   BOOST_TEST(b.check == "compare");
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_exact_values_name_what_passes_not_a_bound) {
+  // special fills give NaN and Inf results; a bound is meaningless there, so the message says
+  // which results pass instead, and a NaN prints as "nan" whatever its sign bit.
+  struct Row {
+    const char* name;
+    bool nan;  // twist the first NaN result (else the first infinite one) to 1
+    const char* says;
+  };
+  const NumericContract loose = f32_linear();
+  for (const Row& row :
+       {Row{"nan_gone", true, "(any NaN passes)"}, Row{"inf_gone", false, "passes)"}}) {
+    Twisted t(
+        row.name,
+        [&row](const Problem&, TensorView& v) {
+          float* f = static_cast<float*>(v.data);
+          for (int64_t i = 0; i < elements(v); ++i)
+            if (row.nan ? std::isnan(f[i]) : std::isinf(f[i])) {
+              f[i] = 1;
+              break;
+            }
+        },
+        loose);
+    const CaseReport r = run_case(make_case(kProblems[0], FillKind::special), {&t});
+    const BackendRecord& b = only(r);
+    BOOST_TEST(b.check == "compare", row.name << ": " << b.reason);
+    BOOST_TEST(b.reason.find(row.says) != std::string::npos, b.reason);
+    BOOST_TEST(b.reason.find("bound") == std::string::npos, b.reason);
+    BOOST_TEST(b.reason.find(row.nan ? "exact nan" : "exact ") != std::string::npos, b.reason);
+  }
+  // A result NaN with its sign bit set where a finite value was exact.
+  Twisted neg("neg_nan", [](const Problem&, TensorView& v) {
+    float* f = static_cast<float*>(v.data);
+    for (int64_t i = 0; i < elements(v); ++i)
+      if (std::isfinite(f[i])) {
+        f[i] = -std::numeric_limits<float>::quiet_NaN();
+        break;
+      }
+  });
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::special), {&neg});
+  const BackendRecord& b = only(r);
+  BOOST_TEST(b.check == "compare", b.reason);
+  BOOST_TEST(b.reason.find("got nan") != std::string::npos, b.reason);
+  BOOST_TEST(b.reason.find("-nan") == std::string::npos, b.reason);
 }
 
 BOOST_AUTO_TEST_CASE(exact_fill_demands_bits) {
