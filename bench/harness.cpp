@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/hash.h"
+#include "core/json.h"
 
 namespace convcheck {
 
@@ -82,15 +83,40 @@ double median_of(std::vector<double> v) {  // by value: sorted here
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-// The median over rounds of num[r] / den[r] (both timed in round r); 0 when none.
-double paired(const std::vector<double>& num, const std::vector<double>& den) {
+// The median over rounds of num[r] / den[r] (both timed in round r), 0 when none; and its
+// interval.
+double paired(const std::vector<double>& num, const std::vector<double>& den,
+              MedianInterval* interval) {
   std::vector<double> q;
   for (std::size_t r = 0; r < num.size() && r < den.size(); ++r)
     if (den[r] > 0) q.push_back(num[r] / den[r]);
+  *interval = median_interval(q);
   return q.empty() ? 0 : median_of(q);
 }
 
 }  // namespace
+
+MedianInterval median_interval(std::vector<double> v) {
+  const std::size_t n = v.size();
+  if (n == 0) return {};
+  std::sort(v.begin(), v.end());
+  // P(Binomial(n, 1/2) = j), in logs so that no term underflows for thousands of rounds.
+  auto pmf = [n](std::size_t j) {
+    const double dn = static_cast<double>(n), dj = static_cast<double>(j);
+    return std::exp(std::lgamma(dn + 1) - std::lgamma(dj + 1) - std::lgamma(dn - dj + 1) -
+                    dn * std::log(2.0));
+  };
+  // k = 1 always (min and max); k + 1 while its tail, P(B <= k), leaves 95 % or more.
+  std::size_t k = 1;
+  double tail = pmf(0);  // P(B <= k - 1)
+  while (2 * k < n) {
+    const double next = tail + pmf(k);
+    if (1 - 2 * next < 0.95) break;
+    tail = next;
+    ++k;
+  }
+  return {v[k - 1], v[n - k], 1 - 2 * tail};
+}
 
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                                        const std::vector<Backend*>& backends,
@@ -198,6 +224,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       if (!r.ran) continue;
       const std::vector<double>& v = ms[k * B + i];
       r.reps = static_cast<int>(v.size());
+      r.times_ms = v;
       r.min_ms = *std::min_element(v.begin(), v.end());
       r.max_ms = *std::max_element(v.begin(), v.end());
       r.median_ms = median_of(v);
@@ -210,7 +237,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
                             : 0;
       if (k > 0) {
         r.speedup_base = counts[0];
-        if (records[i].ran) r.speedup = paired(ms[i], v);
+        if (records[i].ran) r.speedup = paired(ms[i], v, &r.speedup_interval);
       }
     }
     if (B < 2 || !records[k * B + 1].ran) continue;
@@ -219,11 +246,20 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       BenchRecord& r = records[k * B + i];
       if (!r.ran) continue;
       r.ratio = r.gflops / comparator.gflops;
-      r.paired_ratio = paired(ms[k * B + 1], ms[k * B + i]);
+      r.paired_ratio = paired(ms[k * B + 1], ms[k * B + i], &r.paired_interval);
     }
   }
   return records;
 }
+
+namespace {
+
+std::string interval(const MedianInterval& m) {
+  if (m.level <= 0) return "null";
+  return "{\"lo\":" + num(m.lo) + ",\"hi\":" + num(m.hi) + ",\"level\":" + num(m.level) + "}";
+}
+
+}  // namespace
 
 std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
   std::ostringstream o;
@@ -235,14 +271,19 @@ std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
     << ",\"pct_peak\":" << num(r.pct_peak) << ",\"pct_bandwidth\":" << num(r.pct_bandwidth)
     << ",\"ratio\":" << (r.ratio > 0 ? num(r.ratio) : "null")
     << ",\"paired_ratio\":" << (r.paired_ratio > 0 ? num(r.paired_ratio) : "null")
+    << ",\"paired_ratio_interval\":" << interval(r.paired_interval)
     << ",\"speedup\":" << (r.speedup > 0 ? num(r.speedup) : "null")
+    << ",\"speedup_interval\":" << interval(r.speedup_interval)
     << ",\"speedup_base_threads\":" << r.speedup_base << ",\"flops\":" << r.flops
     << ",\"useful_flops\":" << r.useful << ",\"bytes\":" << r.bytes << ",\"reps\":" << r.reps
     << ",\"threads\":" << r.threads << ",\"peak_gflops\":" << num(r.peak_gflops)
     << ",\"bandwidth_gbs\":" << num(r.bandwidth_gbs) << ",\"isa\":" << str(peaks.isa)
     << ",\"avx2_peak_gflops\":" << num(peaks.avx2_gflops) << ",\"kernel_isa\":" << str(r.kernel_isa)
     << ",\"peaks\":" << str(r.device.empty() ? "cpu" : "device") << ",\"device\":" << str(r.device)
-    << ",\"timing\":" << str(r.timing) << ",\"note\":" << str(r.note) << "}";
+    << ",\"timing\":" << str(r.timing) << ",\"note\":" << str(r.note) << ",\"times_ms\":[";
+  for (std::size_t j = 0; j < r.times_ms.size(); ++j)  // every digit: figures recomputed from them
+    o << (j ? "," : "") << json::number(r.times_ms[j]);
+  o << "]}";
   return o.str();
 }
 

@@ -44,6 +44,19 @@ int64_t useful_flops(const Geometry& g);
 /// Bytes a run must move at least: the two operands read and the result written, once each.
 int64_t compulsory_bytes(const Problem& p, const Geometry& g);
 
+/// A distribution-free interval for the median of values drawn independently from one
+/// distribution (here: one ratio per round): the k-th smallest and the k-th largest of the n
+/// values, with k the largest whose coverage, 1 - 2 P(Binomial(n, 1/2) <= k - 1), is at least
+/// 95 % (10 rounds: the 2nd of each end, 97.9 %). Fewer than 6 values cannot reach 95 %: then the
+/// smallest and the largest, at the coverage they have (5: 93.8 %; one value: 0, none). Rounds on a
+/// shared machine are not quite independent (a busy spell spans several), so read it as the
+/// spread a rerun may show, not a guarantee.
+struct MedianInterval {
+  double lo = 0, hi = 0;
+  double level = 0;  // the coverage
+};
+MedianInterval median_interval(std::vector<double> values);
+
 struct BenchRecord {
   std::string problem, tag, backend;
   bool ran = false;
@@ -51,10 +64,13 @@ struct BenchRecord {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double gflops = 0, useful_gflops = 0;  // from the median
   double pct_peak = 0, pct_bandwidth = 0;
-  double ratio = 0;         // throughput / the first comparator's (0: none)
-  double paired_ratio = 0;  // median over rounds of comparator time / own time (0: none)
-  double speedup = 0;       // median over rounds of own time at speedup_base threads / at these (0:
-                       // none, e.g. this backend did not run at the first count)
+  double ratio = 0;                 // throughput / the first comparator's (0: none)
+  double paired_ratio = 0;          // median over rounds of comparator time / own time (0: none)
+  MedianInterval paired_interval;   // of paired_ratio's per-round ratios (level 0: none)
+  MedianInterval speedup_interval;  // of speedup's per-round ratios (level 0: none)
+  std::vector<double> times_ms;     // every timed run, in round order
+  double speedup = 0;    // median over rounds of own time at speedup_base threads / at these (0:
+                         // none, e.g. this backend did not run at the first count)
   int speedup_base = 0;  // the first thread count, on records at a later one (0: at the first)
   int64_t flops = 0, useful = 0, bytes = 0;
   int reps = 0, threads = 0;

@@ -746,6 +746,19 @@ int cmd_fuzz(const Args& args) {
   return state.failed.empty() ? kOk : kCheckFailed;
 }
 
+namespace {
+
+// " a-b": a MedianInterval's ends for the bench table ("" where there is none).
+std::string interval_text(const MedianInterval& m, const char* format) {
+  if (m.level <= 0) return "";
+  char lo[32], hi[32];
+  std::snprintf(lo, sizeof lo, format, m.lo);
+  std::snprintf(hi, sizeof hi, format, m.hi);
+  return std::string(", ") + lo + "-" + hi;
+}
+
+}  // namespace
+
 int cmd_bench(const Args& args) {
   po::options_description desc("bench");
   // clang-format off
@@ -802,6 +815,14 @@ int cmd_bench(const Args& args) {
                 << (pk.threads > 1 ? "s" : "") << ", f32 FMA peak " << pk.fma_gflops << " GFLOP/s ("
                 << pk.isa << "), triad " << pk.bandwidth_gbs << " GB/s, medians of " << o.reps
                 << " interleaved runs after " << o.warmup << " warm-up\n";
+    if (o.reps >= 2) {
+      char level[32];
+      std::snprintf(
+          level, sizeof level, "%.1f",
+          100 * median_interval(std::vector<double>(static_cast<std::size_t>(o.reps))).level);
+      std::cout << "paired ratios and speedups: the median over rounds, then a distribution-free "
+                << level << " % interval for it (order statistics of the rounds)\n";
+    }
     std::cout << "cpu: " << cpu_features().describe() << "; kernels:";
     for (Backend* b : chosen->list)
       std::cout << " " << b->name() << "=" << (b->isa().empty() ? "-" : b->isa());
@@ -825,16 +846,18 @@ int cmd_bench(const Args& args) {
       if (j == 0) std::cout << r.problem << (r.tag.empty() ? "" : "  [" + r.tag + "]") << "\n";
       const std::string who =
           several ? r.backend + " " + std::to_string(r.threads) + "t" : r.backend;
-      char line[320];
+      char line[400];
       if (!r.ran) {
         std::snprintf(line, sizeof line, "  %-12s not run: %s\n", who.c_str(), r.reason.c_str());
       } else {
-        char extra[96] = "";
+        char extra[160] = "";
         if (r.ratio > 0)
-          std::snprintf(extra, sizeof extra, "  x%.3f (paired %.3f)", r.ratio, r.paired_ratio);
+          std::snprintf(extra, sizeof extra, "  x%.3f (paired %.3f%s)", r.ratio, r.paired_ratio,
+                        interval_text(r.paired_interval, "%.3f").c_str());
         if (r.speedup > 0)
           std::snprintf(extra + std::strlen(extra), sizeof extra - std::strlen(extra),
-                        "  %.2fx over %dt", r.speedup, r.speedup_base);
+                        "  %.2fx%s over %dt", r.speedup,
+                        interval_text(r.speedup_interval, "%.2f").c_str(), r.speedup_base);
         std::snprintf(line, sizeof line,
                       "  %-12s median %9.3f ms (min %9.3f, max %9.3f)  %8.1f GFLOP/s (useful %8.1f)"
                       "  %5.1f%% peak  %5.1f%% bw%s\n",

@@ -173,6 +173,41 @@ for r in recs:
         assert r["speedup"] > 0 and r["speedup_base_threads"] == 1, r
     assert r["peak_gflops"] > 0, r
 PY
+# Every timed run is in the record (times_ms, round by round), and the paired ratio, the speedup
+# and their intervals follow from them: the interval is the k-th smallest and k-th largest
+# per-round ratio, k the largest whose coverage sum_{k <= j <= n-k} C(n, j) / 2^n is at least 95 %
+# (worked out here from that sum, not from bench's running tail).
+"$CC" bench --suite "$T/tiny.txt" --backends reference,reference --reps 9 --warmup 0 --threads 1,2 \
+  --json >"$T/rounds.jsonl" 2>&1
+if python3 - "$T/rounds.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench intervals from times_ms"; cat "$T/rounds.jsonl"; fi
+import json, math, statistics, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert len(recs) == 4, recs
+def check(value, interval, ratios):
+    n = len(ratios)
+    assert n == 9, ratios
+    cover = lambda k: sum(math.comb(n, j) for j in range(k, n - k + 1)) / 2 ** n
+    k = max([k for k in range(1, n // 2 + 1) if cover(k) >= 0.95] or [1])
+    assert k == 2, k  # 9 rounds: the 2nd of each end, 96.1 %
+    q = sorted(ratios)
+    # the figures have 6 significant digits, times_ms all of them
+    assert math.isclose(value, statistics.median(q), rel_tol=1e-5), (value, q)
+    assert math.isclose(interval["lo"], q[k - 1], rel_tol=1e-5), (interval, q)
+    assert math.isclose(interval["hi"], q[n - k], rel_tol=1e-5), (interval, q)
+    assert math.isclose(interval["level"], cover(k), rel_tol=1e-5), (interval, cover(k))
+for c in (0, 2):  # each thread count: records c (own) and c + 1 (the comparator)
+    own, comp = recs[c], recs[c + 1]
+    assert len(own["times_ms"]) == own["reps"] == 9, own
+    for r in (own, comp):
+        check(r["paired_ratio"], r["paired_ratio_interval"],
+              [a / b for a, b in zip(comp["times_ms"], r["times_ms"])])
+for i in (0, 1):  # the speedup of each backend from 1 to 2 threads
+    one, two = recs[i], recs[i + 2]
+    assert one["speedup"] is None and one["speedup_interval"] is None, one
+    check(two["speedup"], two["speedup_interval"],
+          [a / b for a, b in zip(one["times_ms"], two["times_ms"])])
+PY
+expect 0 "96.1 % interval" -- bench --suite "$T/tiny.txt" --backends reference,reference --reps 9 --warmup 0
 expect 0 "over 1t" -- bench --suite "$T/tiny.txt" --backends reference,reference --reps 2 --threads 1,2
 # One backend (a speedup, no ratio), and a comparator that cannot run the problem (oneDNN has no
 # f64 convolution): no ratio, paired or not, and the reason on its records at both counts.
@@ -186,6 +221,8 @@ import json, sys
 one = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert [r["threads"] for r in one] == [1, 2], one
 assert all(r["ratio"] is None and r["paired_ratio"] is None for r in one), one
+assert all(r["paired_ratio_interval"] is None for r in one), one
+assert one[1]["speedup_interval"]["lo"] <= one[1]["speedup"] <= one[1]["speedup_interval"]["hi"], one
 assert one[1]["speedup"] > 0 and one[1]["speedup_base_threads"] == 1, one
 none = [json.loads(l) for l in open(sys.argv[2]) if l.startswith("{")]
 assert [(r["threads"], r["backend"], r["ran"]) for r in none] == [
