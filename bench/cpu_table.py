@@ -13,7 +13,10 @@ tables; oneDNN's then "—").
 Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
 useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
 (depthwise: moving only the compulsory bytes at the triad bandwidth): the most a direct
-implementation could lead oneDNN by on that layer, on that machine. A record without a figure
+implementation could lead oneDNN by on that layer, on that machine. The peaks are the highest any
+run's probe read (each bench probes them once at its start; on a shared machine a busy spell
+lowers the reading, which made a run's % of peak exceed 100 and its ceilings too low); the % of
+peak column uses them too. A record without a figure
 (a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
 sides), so a table never claims an ISA it was not measured with.
@@ -94,24 +97,39 @@ def main():
         m = statistics.median(v)
         return "%.2f (%.2f–%.2f)" % (m, min(v), max(v)), m
 
+    # The machine's peaks: the highest any run measured (each run probes them once, at its start;
+    # a neighbour's busy spell can only lower a reading), so that one run's low probe does not
+    # inflate its percentages and ceilings (above 100 % of "peak" in a busy run).
+    def highest(runs, field):
+        v = [r.get(field, 0) for run in runs for r in run.values()]
+        return max(v, default=0)
+
+    peak_max = {False: highest(nat, "peak_gflops"), True: highest(cap, "avx2_peak_gflops")}
+    bw_max = {False: highest(nat, "bandwidth_gbs"), True: highest(cap, "bandwidth_gbs")}
+
+    def byte_rate(r):
+        """A record's GB/s (pct_bandwidth is of its own run's triad)."""
+        return r.get("pct_bandwidth", 0) * r.get("bandwidth_gbs", 0) / 100
+
     def ceiling(runs, problem, avx2):
-        """Median over runs of peak / oneDNN's useful rate (depthwise: triad / its bandwidth)."""
+        """Median over runs of the peak / oneDNN's useful rate (depthwise: the triad / its byte
+        rate), against the highest peak measured."""
         v = []
         for run in runs:
             r = rec(run, problem, "onednn")
             if not r:
                 continue
             if problem.startswith("depthwise"):
-                v.append(100.0 / r["pct_bandwidth"] if r.get("pct_bandwidth", 0) > 0 else None)
+                rate, peak = byte_rate(r), bw_max[avx2]
             else:
-                peak = r.get("avx2_peak_gflops", 0) if avx2 else r.get("peak_gflops", 0)
-                rate = r.get("useful_gflops", 0)
-                v.append(peak / rate if peak and rate > 0 else None)
+                rate, peak = r.get("useful_gflops", 0), peak_max[avx2]
+            v.append(peak / rate if peak and rate > 0 else None)
         v = [x for x in v if x]
         return statistics.median(v) if v else None
 
     print("ISAs: widest %s; capped %s. Peak (f32 FMA, CPU's widest ISA) %.0f–%.0f GFLOP/s, "
-          "triad %.0f–%.0f GB/s over %d runs." % (
+          "triad %.0f–%.0f GB/s over %d runs; %% of peak and ceilings use the highest of each "
+          "(a busy spell only lowers a reading)." % (
               ", ".join("%s %s" % x for x in sorted(isas["native"])),
               ", ".join("%s %s" % x for x in sorted(isas["avx2"])),
               min(peaks), max(peaks), min(bw), max(bw), len(native)))
@@ -129,7 +147,11 @@ def main():
         opt_ms = med(nat, problem, "optimized", "median_ms")
         gf = med(nat, problem, "optimized", "gflops")
         depthwise = problem.startswith("depthwise")
-        pct = med(nat, problem, "optimized", "pct_bandwidth" if depthwise else "pct_peak")
+        if depthwise:
+            v = [byte_rate(r) for r in (rec(run, problem, "optimized") for run in nat) if r]
+            pct = 100 * statistics.median(v) / bw_max[False] if v and bw_max[False] else None
+        else:
+            pct = 100 * gf / peak_max[False] if gf and peak_max[False] else None
         dnn_ms = med(nat, problem, "onednn", "median_ms")
         r_native, m_native = ratio_cell(nat, problem)
         a_opt = med(cap, problem, "optimized", "median_ms")
