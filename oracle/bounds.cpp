@@ -42,14 +42,6 @@ bool both_zero(double a, double b) {
 
 }  // namespace
 
-std::string format_value(double v) {
-  if (std::isnan(v)) return "nan";  // a NaN's sign means nothing (iostreams print "-nan")
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
 bool bound_meaningful(const NumericContract& k, int64_t n) {
   return static_cast<double>(k.chain_length(n)) * k.u_acc < 0.5;
 }
@@ -224,16 +216,15 @@ Comparison compare_to_reference(const Problem& p, const Geometry& g, const Refer
         const bool i32 = p.dtype == DType::i32;
         c.first = Offender{result_coord(p, g, i), i, i32 ? r : hi, v, bound};
         const auto& x = c.first->coord;
-        c.detail =
-            std::string(result_name(p.op)) + "[" + std::to_string(x[0]) + "," +
-            std::to_string(x[1]) + "," + std::to_string(x[2]) + "," + std::to_string(x[3]) +
-            "]: got " + format_value(v) + ", exact " + format_value(c.first->ref) +
-            (i32 ? " (int32, wrapped; unwrapped sum " + integer_string(hi, ref.exact_lo[i]) + ")"
-                 : "") +
-            (exact            ? std::string(" (bitwise equality required)")
-             : std::isnan(r)  ? std::string(" (any NaN passes)")
-             : std::isinf(hi) ? " (only " + format_value(hi) + " passes)"
-                              : ", bound " + format_value(bound));
+        c.detail = std::string(result_name(p.op)) + "[" + std::to_string(x[0]) + "," +
+                   std::to_string(x[1]) + "," + std::to_string(x[2]) + "," + std::to_string(x[3]) +
+                   "]: got " + format_value(v) + ", " +
+                   (exact ? "exact " + format_value(c.first->ref) +
+                                (i32 ? " (int32, wrapped; unwrapped sum " +
+                                           integer_string(hi, ref.exact_lo[i]) + ")"
+                                     : "") +
+                                " (bitwise equality required)"
+                          : exact_and_bound(c.first->ref, bound));
       }
     }
   }
@@ -275,3 +266,22 @@ Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a,
 }
 
 }  // namespace convcheck::oracle_detail
+
+namespace convcheck {
+
+std::string format_value(double v) {
+  if (std::isnan(v)) return "nan";  // a NaN's sign means nothing (iostreams print "-nan")
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string exact_and_bound(double exact, double bound) {
+  const std::string e = "exact " + format_value(exact);
+  if (std::isnan(exact)) return e + " (any NaN passes)";
+  if (std::isinf(exact)) return e + " (only " + format_value(exact) + " passes)";
+  return e + ", bound " + format_value(bound);
+}
+
+}  // namespace convcheck

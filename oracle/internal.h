@@ -59,8 +59,6 @@ RelationResult determinism_check(Backend& b, const CheckedProblem& p, const Role
                                  const NumericContract& k, int runs);
 
 // ---- bounds (bounds.cpp) ----
-/// A double as messages print it: 17 significant digits (round-trips).
-std::string format_value(double v);
 /// tau_i of design §6.3 for element i of `ref` under contract `k` (output dtype t).
 double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DType t);
 /// Whether a contract's bound is meaningful for sums of n terms (k(n) u_acc < 1/2).

@@ -80,6 +80,14 @@ struct Offender {
   double bound = 0;  // tau_i
 };
 
+/// A double as the oracle's messages print it: 17 significant digits (round-trips); every NaN as
+/// "nan" (its sign means nothing; iostreams print "-nan" for a set sign bit).
+std::string format_value(double v);
+/// An offender's exact value and bound as messages print them: "exact E, bound B"; where the exact
+/// value is NaN or infinite no bound applies, and what passes is named instead: "exact nan (any
+/// NaN passes)", "exact -inf (only -inf passes)". One wording for the CLI, reports and JUnit.
+std::string exact_and_bound(double exact, double bound);
+
 /// Where a failing comparison's errors lie in the result (report.html's heat map, issue 19):
 /// |got - exact| / bound per element over the result's two spatial axes (h, w; for a filter
 /// result kh, kw), in the slice that holds the worst element (its n and c; in and out), as the

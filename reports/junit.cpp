@@ -52,10 +52,9 @@ std::string offender_text(const BackendRecord& r) {
   if (!r.first) return "";
   const Offender& f = *r.first;
   std::ostringstream os;
-  os.precision(17);
   os << "first offender at [" << f.coord[0] << "," << f.coord[1] << "," << f.coord[2] << ","
-     << f.coord[3] << "] (index " << f.index << "): got " << f.got << ", exact " << f.ref
-     << ", bound " << f.bound << "\n";
+     << f.coord[3] << "] (index " << f.index << "): got " << format_value(f.got) << ", "
+     << exact_and_bound(f.ref, f.bound) << "\n";
   return os.str();
 }
 

@@ -494,6 +494,23 @@ BOOST_AUTO_TEST_CASE(junit_counts_are_consistent) {
   BOOST_TEST(x.find('\x01') == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(junit_offenders_say_what_passes_where_the_exact_value_is_not_finite) {
+  // The oracle's wording (oracle.h exact_and_bound): a bound only for a finite exact value, and
+  // a NaN got printed without a sign.
+  std::vector<Record> rs = {record("conv2d:input=1x3x3x1,filter=2x2x1x1", "a", "fail"),
+                            record("conv2d:input=1x3x3x1,filter=2x2x1x1", "b", "fail"),
+                            record("conv2d:input=1x3x3x1,filter=2x2x1x1", "c", "fail")};
+  rs[0].result.first = Offender{{0, 0, 0, 0}, 0, NAN, 1.0, NAN};
+  rs[1].result.first = Offender{{0, 0, 0, 1}, 1, -INFINITY, 1.0, NAN};
+  rs[2].result.first = Offender{{0, 0, 1, 0}, 2, 0.5, -NAN, 0.25};
+  const std::string x = junit_xml(info_for({"a", "b", "c"}, 1), rs);
+  BOOST_TEST(x.find("(index 0): got 1, exact nan (any NaN passes)") != std::string::npos, x);
+  BOOST_TEST(x.find("(index 1): got 1, exact -inf (only -inf passes)") != std::string::npos, x);
+  BOOST_TEST(x.find("(index 2): got nan, exact 0.5, bound 0.25") != std::string::npos, x);
+  BOOST_TEST(x.find("-nan") == std::string::npos, x);
+  BOOST_TEST(x.find("bound nan") == std::string::npos, x);
+}
+
 BOOST_AUTO_TEST_CASE(atomic_write_and_unwritable_directory) {
   TempDir t;
   write_file_atomic(t.file("a.txt"), "one");

@@ -17,6 +17,7 @@ shrinking) lives in the C++ libraries; this file only wraps them.
 """
 
 import json
+import math
 import operator
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -117,8 +118,34 @@ def _case(d, tag=""):
 
 
 def _g(x):
-    """A figure for a person (the JSON form writes a NaN or infinite figure as null)."""
+    """A figure for a person (None: none)."""
     return "n/a" if x is None else "{:.3g}".format(x)
+
+
+# The record's figures that may be NaN or infinite, which its JSON writes as "nan", "inf", "-inf"
+# (core/json.h's convention, as in every file convcheck writes).
+_FIGURES = {"bound_usage", "ref", "got", "bound", "residual", "slack", "usage"}
+
+
+def _figures(x, key=None):
+    """x with the strings "nan", "inf", "-inf" of figure fields read as floats."""
+    if isinstance(x, dict):
+        return {k: _figures(v, k) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_figures(v, key) for v in x]
+    if key in _FIGURES and x in ("nan", "inf", "-inf"):
+        return float(x)
+    return x
+
+
+def _exact_and_bound(exact, bound):
+    """As the C++ messages say it (oracle/oracle.h exact_and_bound): no bound where the exact value
+    is NaN or infinite, what passes there instead."""
+    if isinstance(exact, float) and math.isnan(exact):
+        return "exact nan (any NaN passes)"
+    if isinstance(exact, float) and math.isinf(exact):
+        return "exact {0!r} (only {0!r} passes)".format(exact)
+    return "exact {!r}, bound {}".format(exact, _g(bound))
 
 
 @dataclass
@@ -172,8 +199,8 @@ class Verdict:
             )
         if self.first is not None:
             f = self.first
-            s += "\n  first offender at {} (storage index {}): got {!r}, exact {!r}, bound {}".format(
-                tuple(f.coord), f.index, f.got, f.exact, _g(f.bound)
+            s += "\n  first offender at {} (storage index {}): got {!r}, {}".format(
+                tuple(f.coord), f.index, f.got, _exact_and_bound(f.exact, f.bound)
             )
         if self.repro and not self.passed:
             s += "\n  repro: " + self.repro
@@ -182,7 +209,7 @@ class Verdict:
 
 def _verdict(record_json, case=None, repro=None):
     """A Verdict from the oracle's one JSON form of a record (oracle/oracle.h to_json)."""
-    d = json.loads(record_json)
+    d = _figures(json.loads(record_json))
     first = d.get("first_offender")
     return Verdict(
         verdict=d["verdict"],

@@ -38,6 +38,7 @@
 #include "core/admission.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "core/problem.h"
 #include "core/suite.h"
 #include "core/tensor.h"
@@ -353,9 +354,12 @@ class PyBackend final : public Backend {
   mutable std::map<std::string, Status> declined_;
 };
 
-// A record in its one JSON form (oracle/oracle.h's to_json), which the Python side reads back.
+// A record in its one JSON form (oracle/oracle.h's to_json), which the Python side reads back;
+// written by core/json.h's dump, so that a NaN or infinite figure (an offender's exact value) is
+// "nan", "inf" or "-inf", as in every file convcheck writes (nlohmann's own dump writes null, and
+// the Python side could not tell a NaN from an infinity).
 std::string record_json(const BackendRecord& b) {
-  return to_json(b).dump();
+  return json::dump(to_json(b));
 }
 
 nb::dict case_dict(const Case& c) {
@@ -502,7 +506,7 @@ NB_MODULE(_convcheck, m) {
   m.def("backend_isa",
         [](const std::string& name) { return Registry::instance().make(name)->isa(); });
   m.def("tf_admission",
-        [](const Problem& p) { return to_json(tf_admission(p, geometry(p))).dump(); });
+        [](const Problem& p) { return json::dump(to_json(tf_admission(p, geometry(p)))); });
   m.def("coverage_classes", [](const Problem& p) { return reports::classes_of(p); });
   m.def("coverage_class_names", [] {
     std::vector<std::pair<std::string, std::string>> out;

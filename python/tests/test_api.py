@@ -166,6 +166,25 @@ def test_judge_several_contracts_and_mistrusted():
     assert z.verdict == "mistrusted" and z.check == "degenerate"
 
 
+def test_non_finite_exact_values_keep_their_kind_and_name_what_passes():
+    # special fills give NaN and infinite results: an offender there keeps its exact value (not
+    # None), and the messages name what passes instead of a meaningless bound.
+    p = convcheck.Problem(BPI)
+    ops = convcheck.operands(p, "special", 1)
+    exact = convcheck.compute(p, ops)
+    for kind, test in (("nan", np.isnan), ("inf", np.isinf)):
+        got = exact.copy()
+        at = tuple(np.argwhere(test(got))[0])
+        got[at] = 1.0
+        v = convcheck.judge(p, ops, got)
+        assert v.verdict == "fail" and v.first is not None, str(v)
+        assert isinstance(v.first.exact, float) and test(v.first.exact), v.first
+        assert v.first.exact == exact[at] or kind == "nan", (v.first, exact[at])
+        says = "(any NaN passes)" if kind == "nan" else "(only {!r} passes)".format(float(exact[at]))
+        assert says in str(v) and says in v.reason, str(v)
+        assert "None" not in str(v) and "bound nan" not in str(v) and "-nan" not in str(v), str(v)
+
+
 def test_wrong_operand_shapes_and_dtypes_are_value_errors():
     p = convcheck.Problem(BPI)
     ops = convcheck.operands(p)
