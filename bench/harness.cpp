@@ -187,7 +187,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
     r.note = backends[i]->last_note();
     r.kernel_isa = backends[i]->isa();
     const double device = backends[i]->last_device_ms();
-    if (device < 0) return wall;
+    if (!(device >= 0 && std::isfinite(device))) return wall;  // none (or a NaN or Inf reported)
     r.timing = "device";
     return device;
   };
@@ -281,8 +281,10 @@ std::string bench_json(const BenchRecord& r, const Peaks& peaks) {
     << ",\"avx2_peak_gflops\":" << num(peaks.avx2_gflops) << ",\"kernel_isa\":" << str(r.kernel_isa)
     << ",\"peaks\":" << str(r.device.empty() ? "cpu" : "device") << ",\"device\":" << str(r.device)
     << ",\"timing\":" << str(r.timing) << ",\"note\":" << str(r.note) << ",\"times_ms\":[";
-  for (std::size_t j = 0; j < r.times_ms.size(); ++j)  // every digit: figures recomputed from them
-    o << (j ? "," : "") << json::number(r.times_ms[j]);
+  // Every digit (figures are recomputed from them); a non-finite time (a device backend's own
+  // report) as null, as every other figure of the record.
+  for (std::size_t j = 0; j < r.times_ms.size(); ++j)
+    o << (j ? "," : "") << (std::isfinite(r.times_ms[j]) ? json::number(r.times_ms[j]) : "null");
   o << "]}";
   return o.str();
 }

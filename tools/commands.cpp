@@ -815,7 +815,7 @@ int cmd_bench(const Args& args) {
                 << (pk.threads > 1 ? "s" : "") << ", f32 FMA peak " << pk.fma_gflops << " GFLOP/s ("
                 << pk.isa << "), triad " << pk.bandwidth_gbs << " GB/s, medians of " << o.reps
                 << " interleaved runs after " << o.warmup << " warm-up\n";
-    if (o.reps >= 2) {
+    if (o.reps >= 2 && (chosen->list.size() >= 2 || several)) {  // a paired ratio or a speedup
       char level[32];
       std::snprintf(
           level, sizeof level, "%.1f",
@@ -846,24 +846,29 @@ int cmd_bench(const Args& args) {
       if (j == 0) std::cout << r.problem << (r.tag.empty() ? "" : "  [" + r.tag + "]") << "\n";
       const std::string who =
           several ? r.backend + " " + std::to_string(r.threads) + "t" : r.backend;
-      char line[400];
+      // Pieces of bounded length from snprintf; the backend's name and reason as they are.
+      std::string line = "  " + who + std::string(who.size() < 12 ? 12 - who.size() : 0, ' ');
       if (!r.ran) {
-        std::snprintf(line, sizeof line, "  %-12s not run: %s\n", who.c_str(), r.reason.c_str());
+        line += " not run: " + r.reason;
       } else {
-        char extra[160] = "";
-        if (r.ratio > 0)
-          std::snprintf(extra, sizeof extra, "  x%.3f (paired %.3f%s)", r.ratio, r.paired_ratio,
-                        interval_text(r.paired_interval, "%.3f").c_str());
-        if (r.speedup > 0)
-          std::snprintf(extra + std::strlen(extra), sizeof extra - std::strlen(extra),
-                        "  %.2fx%s over %dt", r.speedup,
-                        interval_text(r.speedup_interval, "%.2f").c_str(), r.speedup_base);
-        std::snprintf(line, sizeof line,
-                      "  %-12s median %9.3f ms (min %9.3f, max %9.3f)  %8.1f GFLOP/s (useful %8.1f)"
-                      "  %5.1f%% peak  %5.1f%% bw%s\n",
-                      who.c_str(), r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops,
-                      r.pct_peak, r.pct_bandwidth, extra);
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      " median %9.3f ms (min %9.3f, max %9.3f)  %8.1f GFLOP/s (useful %8.1f)"
+                      "  %5.1f%% peak  %5.1f%% bw",
+                      r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops, r.pct_peak,
+                      r.pct_bandwidth);
+        line += buf;
+        if (r.ratio > 0) {
+          std::snprintf(buf, sizeof buf, "  x%.3f (paired %.3f", r.ratio, r.paired_ratio);
+          line += buf + interval_text(r.paired_interval, "%.3f") + ")";
+        }
+        if (r.speedup > 0) {
+          std::snprintf(buf, sizeof buf, "  %.2fx", r.speedup);
+          line += buf + interval_text(r.speedup_interval, "%.2f") + " over " +
+                  std::to_string(r.speedup_base) + "t";
+        }
       }
+      line += "\n";
       std::cout << line << bench_text_note(r) << std::flush;
       if (j % B == 0 && B >= 2 && r.ran && rs[j + 1].ran) {
         LogSums& acc = log_ratio[{op_name(e.problem.op), r.threads}];
