@@ -104,11 +104,15 @@ def main():
         v = [r.get(field, 0) for run in runs for r in run.values()]
         return max(v, default=0)
 
-    peak_max = {False: highest(nat, "peak_gflops"), True: highest(cap, "avx2_peak_gflops")}
-    bw_max = {False: highest(nat, "bandwidth_gbs"), True: highest(cap, "bandwidth_gbs")}
+    # Every record carries the AVX2 peak and the triad whatever its cap: the highest over all runs.
+    peak_max = {False: highest(nat, "peak_gflops"), True: highest(nat + cap, "avx2_peak_gflops")}
+    bw_max = dict.fromkeys((False, True), highest(nat + cap, "bandwidth_gbs"))
 
     def byte_rate(r):
-        """A record's GB/s (pct_bandwidth is of its own run's triad)."""
+        """A record's GB/s: its compulsory bytes over its median time (records without `bytes`:
+        its % of its own run's triad)."""
+        if r.get("bytes") and r.get("median_ms", 0) > 0:
+            return r["bytes"] / r["median_ms"] / 1e6
         return r.get("pct_bandwidth", 0) * r.get("bandwidth_gbs", 0) / 100
 
     def ceiling(runs, problem, avx2):
@@ -128,11 +132,12 @@ def main():
         return statistics.median(v) if v else None
 
     print("ISAs: widest %s; capped %s. Peak (f32 FMA, CPU's widest ISA) %.0f–%.0f GFLOP/s, "
-          "triad %.0f–%.0f GB/s over %d runs; %% of peak and ceilings use the highest of each "
-          "(a busy spell only lowers a reading)." % (
+          "triad %.0f–%.0f GB/s over %d runs; %% of peak and ceilings use the highest: %.0f "
+          "GFLOP/s, AVX2 %.0f GFLOP/s, triad %.0f GB/s (a busy spell only lowers a reading)." % (
               ", ".join("%s %s" % x for x in sorted(isas["native"])),
               ", ".join("%s %s" % x for x in sorted(isas["avx2"])),
-              min(peaks), max(peaks), min(bw), max(bw), len(native)))
+              min(peaks), max(peaks), min(bw), max(bw), len(native),
+              peak_max[False], peak_max[True], bw_max[False]))
     print()
     n_isa = "/".join(sorted({i for b, i in isas["native"] if b == "optimized"}))
     print("| layer (N = 8) | op | %s: optimized ms | GFLOP/s | %% FMA peak (depthwise: %% bw) | "
