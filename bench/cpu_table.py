@@ -106,7 +106,7 @@ def main():
 
     # Every record carries the AVX2 peak and the triad whatever its cap: the highest over all runs.
     peak_max = {False: highest(nat, "peak_gflops"), True: highest(nat + cap, "avx2_peak_gflops")}
-    bw_max = dict.fromkeys((False, True), highest(nat + cap, "bandwidth_gbs"))
+    bw_max = highest(nat + cap, "bandwidth_gbs")
 
     def byte_rate(r):
         """A record's GB/s: its compulsory bytes over its median time (records without `bytes`:
@@ -124,7 +124,7 @@ def main():
             if not r:
                 continue
             if problem.startswith("depthwise"):
-                rate, peak = byte_rate(r), bw_max[avx2]
+                rate, peak = byte_rate(r), bw_max
             else:
                 rate, peak = r.get("useful_gflops", 0), peak_max[avx2]
             v.append(peak / rate if peak and rate > 0 else None)
@@ -137,7 +137,7 @@ def main():
               ", ".join("%s %s" % x for x in sorted(isas["native"])),
               ", ".join("%s %s" % x for x in sorted(isas["avx2"])),
               min(peaks), max(peaks), min(bw), max(bw), len(native),
-              peak_max[False], peak_max[True], bw_max[False]))
+              peak_max[False], peak_max[True], bw_max))
     print()
     n_isa = "/".join(sorted({i for b, i in isas["native"] if b == "optimized"}))
     print("| layer (N = 8) | op | %s: optimized ms | GFLOP/s | %% FMA peak (depthwise: %% bw) | "
@@ -154,7 +154,7 @@ def main():
         depthwise = problem.startswith("depthwise")
         if depthwise:
             v = [byte_rate(r) for r in (rec(run, problem, "optimized") for run in nat) if r]
-            pct = 100 * statistics.median(v) / bw_max[False] if v and bw_max[False] else None
+            pct = 100 * statistics.median(v) / bw_max if v and bw_max else None
         else:
             pct = 100 * gf / peak_max[False] if gf and peak_max[False] else None
         dnn_ms = med(nat, problem, "onednn", "median_ms")

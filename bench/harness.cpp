@@ -96,10 +96,8 @@ double paired(const std::vector<double>& num, const std::vector<double>& den,
 
 }  // namespace
 
-MedianInterval median_interval(std::vector<double> v) {
-  const std::size_t n = v.size();
+MedianRank median_rank(std::size_t n) {
   if (n == 0) return {};
-  std::sort(v.begin(), v.end());
   // P(Binomial(n, 1/2) = j), in logs so that no term underflows for thousands of rounds.
   auto pmf = [n](std::size_t j) {
     const double dn = static_cast<double>(n), dj = static_cast<double>(j);
@@ -115,7 +113,15 @@ MedianInterval median_interval(std::vector<double> v) {
     tail = next;
     ++k;
   }
-  return {v[k - 1], v[n - k], 1 - 2 * tail};
+  return {k, 1 - 2 * tail};
+}
+
+MedianInterval median_interval(std::vector<double> v) {
+  const std::size_t n = v.size();
+  if (n == 0) return {};
+  std::sort(v.begin(), v.end());
+  const MedianRank r = median_rank(n);
+  return {v[r.k - 1], v[n - r.k], r.level};
 }
 
 std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,

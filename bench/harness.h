@@ -20,6 +20,7 @@
 // `device` (the device whose peaks were used; empty: the CPU's) and the peaks themselves.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ struct MedianInterval {
   double level = 0;  // the coverage
 };
 MedianInterval median_interval(std::vector<double> values);
+/// The rank k and the coverage median_interval uses for n values (n < 2: level 0, none).
+struct MedianRank {
+  std::size_t k = 1;
+  double level = 0;
+};
+MedianRank median_rank(std::size_t n);
 
 struct BenchRecord {
   std::string problem, tag, backend;

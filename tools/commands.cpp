@@ -817,9 +817,8 @@ int cmd_bench(const Args& args) {
                 << " interleaved runs after " << o.warmup << " warm-up\n";
     if (o.reps >= 2 && (chosen->list.size() >= 2 || several)) {  // a paired ratio or a speedup
       char level[32];
-      std::snprintf(
-          level, sizeof level, "%.1f",
-          100 * median_interval(std::vector<double>(static_cast<std::size_t>(o.reps))).level);
+      std::snprintf(level, sizeof level, "%.1f",
+                    100 * median_rank(static_cast<std::size_t>(o.reps)).level);
       std::cout << "paired ratios and speedups: the median over rounds, then a distribution-free "
                 << level << " % interval for it (order statistics of the rounds)\n";
     }
