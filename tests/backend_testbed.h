@@ -15,6 +15,19 @@
 namespace convcheck::testbed {
 
 /// What a case may end in besides a pass.
+// Where a library's NaN propagation is known to differ from TF's (a NaN reaching results that
+// no term connects it to), and why. Empty reason: none known.
+struct KnownNanFootprint {
+  std::string reason;
+  std::vector<DType> dtypes;  // the cases' dtypes; empty: every dtype
+  std::vector<OpKind> kinds;  // the cases' op kinds; empty: every op
+  bool covers(const Problem& p) const;
+};
+
+/// cuDNN's backward data on a device (the definition says what was seen): shared by the cudnn
+/// tables of test_backends and test_cudnn.
+extern const KnownNanFootprint kCudnnBackwardData;
+
 struct Expect {
   // An empty or all-zero exact result is the oracle's "degenerate" mistrust: nothing to judge,
   // but guards and poison were still checked. Strict comparator tables want a plain pass.
@@ -26,17 +39,17 @@ struct Expect {
   // (its library: "cuDNN", "oneDNN"); the oracle's record is then "unsupported" with that reason.
   // Empty: the backend must implement it.
   std::string declines_naming;
-  // Non-empty: on bf16 the backend's library has this known difference from TF's NaN propagation
-  // (the reason, printed with each case it excuses): a bf16 case may fail metamorphic:nan_footprint
-  // and nothing else (no mismatch, every other relation held). oneDNN 2.6.3's bf16 kernels pair
-  // reduction channels (VNNI) and, for an odd count, read the next element in memory as the pair's
-  // padding channel; its AMX kernels spread a NaN further, even channel counts included
-  // (suites/regressions.txt, onednn.bf16_odd_channel_footprint).
-  std::string bf16_nan_footprint_known;
+  // A known difference of the backend's library from TF's NaN propagation, on the cases it
+  // names: such a case may fail metamorphic:nan_footprint and nothing else (no mismatch, every
+  // other relation held); the reason is printed with each case it excuses.
+  KnownNanFootprint nan_footprint_known;
 };
 
 /// One case through the oracle, on one backend.
 CaseReport check(Backend& b, const std::string& problem, FillKind fill, uint64_t seed = 11);
+
+/// Whether a one-backend report ends as `expect` allows (a pass, or an excused verdict).
+bool accepted(const CaseReport& r, const Expect& expect);
 
 /// The check: passes (exact fills: no mismatch, relations bit for bit; other fills within the
 /// declared contract), or ends as `expect` allows. `context` names the variant (an ISA, a path).

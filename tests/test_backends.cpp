@@ -98,13 +98,16 @@ struct Subject {
   void (*variants)(const Variant&);  // runs a table once per variant of the backend
   // Why the special fill is not run, or nullptr. A comparator's library materialises padding as
   // zeros, so 0 * Inf = NaN where TF's index law has no term (seen with oneDNN's depthwise
-  // backprop filter: NaN where the exact answer is +-Inf; assumed of cuDNN, not yet seen on a
-  // device); that is the library's answer, not a bug of the comparator to find here.
+  // backprop filter: NaN where the exact answer is +-Inf; and with cuDNN 9.19 on an H200,
+  // bench/RESULTS-gpu.md: wrong results, format and state relations under the special fill in
+  // every op kind); that is the library's answer, not a bug of the comparator to find here.
   const char* no_special_fill;
   // Why the conformance sample leaves out bf16 lines, or nullptr: a comparator whose library has
   // known bf16 differences from TF (suites/regressions.txt, tags onednn.bf16_*) that the sample
   // would otherwise hit wherever the suite's lines move.
   const char* no_bf16_sample;
+  // The library's known NaN-footprint difference from TF, or nullptr (backend_testbed.h).
+  const testbed::KnownNanFootprint* nan_footprint;
   // Accumulates f16 and bf16 in the 16-bit type (declared in its contract): the oracle mistrusts
   // its longer 16-bit sums ("bound"), which this backend's tables then accept.
   bool accumulates_16bit;
@@ -115,16 +118,16 @@ constexpr const char* kOnednnBf16 =
     "oneDNN 2.6.3's bf16 kernels differ from TF on subnormal operands and on NaN footprints "
     "(odd channel counts; most shapes with AMX) (known differences: suites/regressions.txt, tags "
     "onednn.bf16_*)";
-
+const testbed::KnownNanFootprint kOnednnBf16Footprint{kOnednnBf16, {DType::bf16}, {}};
 // clang-format off
 const Subject kSubjects[] = {
-    {"reference", nullptr,  once,      nullptr,        nullptr,     false},
-    {"optimized", nullptr,  every_isa, nullptr,        nullptr,     false},
-    {"gpu",       nullptr,  once,      nullptr,        nullptr,     false},
-    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr,     false},
-    {"cudnn",     "cuDNN",  once,      kPadsWithZeros, nullptr,     false},
-    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16, false},
-    {"eigen",     nullptr,  once,      nullptr,        nullptr,     true},
+    {"reference", nullptr,  once,      nullptr,        nullptr,     nullptr,               false},
+    {"optimized", nullptr,  every_isa, nullptr,        nullptr,     nullptr,               false},
+    {"gpu",       nullptr,  once,      nullptr,        nullptr,     nullptr,               false},
+    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr,     nullptr,               false},
+    {"cudnn",     "cuDNN",  once,      kPadsWithZeros, nullptr,     &testbed::kCudnnBackwardData, false},
+    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16, &kOnednnBf16Footprint, false},
+    {"eigen",     nullptr,  once,      nullptr,        nullptr,     nullptr,               true},
 };
 // clang-format on
 
@@ -138,7 +141,7 @@ const Subject* find_subject(const std::string& name) {
 Expect general(const Subject& s) {
   Expect e;
   if (s.library != nullptr) e.declines_naming = s.library;
-  if (s.no_bf16_sample != nullptr) e.bf16_nan_footprint_known = s.no_bf16_sample;
+  if (s.nan_footprint != nullptr) e.nan_footprint_known = *s.nan_footprint;
   e.long_16bit_sums_ok = s.accumulates_16bit;
   return e;
 }
@@ -194,8 +197,10 @@ void run_special_values(const Subject& s) {
 }
 
 void run_comparator_table(const Subject& s) {
-  Expect own;  // a comparator's own f32 table: implemented, and a plain pass
+  Expect own;  // a comparator's own f32 table: implemented, and a plain pass (or its library's
+               // known difference)
   own.degenerate_ok = s.library == nullptr;
+  if (s.nan_footprint != nullptr) own.nan_footprint_known = *s.nan_footprint;
   own.long_16bit_sums_ok = s.accumulates_16bit;
   for (const std::string& p : comparator_f32_problems()) {
     BOOST_TEST_CONTEXT(p) {
@@ -214,11 +219,15 @@ void run_comparator_table(const Subject& s) {
 // Every 12th line of the conformance suite, with its fill (else exact and real).
 void run_conformance_sample(const Subject& s) {
   const Suite suite = read_suite("conformance");
-  int run = 0, left_out = 0;
+  int run = 0, left_out = 0, special_left_out = 0;
   for (std::size_t i = 0; i < suite.entries.size(); i += 12, ++run) {
     const SuiteEntry& e = suite.entries[i];
     if (s.no_bf16_sample != nullptr && e.problem.dtype == DType::bf16) {
       ++left_out;
+      continue;
+    }
+    if (s.no_special_fill != nullptr && e.fill && parse_fill(*e.fill) == FillKind::special) {
+      ++special_left_out;
       continue;
     }
     BOOST_TEST_CONTEXT(suite.path << ":" << e.line) {
@@ -234,7 +243,11 @@ void run_conformance_sample(const Subject& s) {
   if (left_out > 0)
     BOOST_TEST_MESSAGE(s.name << ": " << left_out
                               << " bf16 lines of the sample left out: " << s.no_bf16_sample);
-  BOOST_TEST(run - left_out >= 40);
+  if (special_left_out > 0)
+    BOOST_TEST_MESSAGE(s.name << ": " << special_left_out
+                              << " special-fill lines of the sample left out: "
+                              << s.no_special_fill);
+  BOOST_TEST(run - left_out - special_left_out >= 40);
 }
 
 void run_empty_operand_gives_zeros(const Subject& s) {
@@ -250,8 +263,10 @@ void run_repeated_runs_agree(const Subject& s) {
       "conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x8,stride=2x2,padding=SAME,format=NCHW";
   const CaseReport a = testbed::check(backend(s.name), p, FillKind::real, 5),
                    b = testbed::check(backend(s.name), p, FillKind::real, 5);
-  BOOST_TEST(std::string(verdict_name(a.records.at(0).verdict)) == "pass");
-  BOOST_TEST(std::string(verdict_name(b.records.at(0).verdict)) == "pass");
+  BOOST_TEST(testbed::accepted(a, general(s)), to_text(a));
+  BOOST_TEST(testbed::accepted(b, general(s)), to_text(b));
+  BOOST_TEST(std::string(verdict_name(a.records.at(0).verdict)) ==
+             std::string(verdict_name(b.records.at(0).verdict)));
   BOOST_TEST(a.records.at(0).bound_usage == b.records.at(0).bound_usage);
 }
 
