@@ -225,58 +225,7 @@ for l in open(sys.argv[1]):
         note "bench perf_gpu gpu alone: exit $rc after $((SECONDS - t0)) s"
       fi
       if command -v python3 >/dev/null; then
-        python3 - "$out/bench.jsonl" >>"$out/bench-table.txt" 2>&1 <<'EOF'
-# The bench table and issue 5's targets from bench.jsonl (one JSON object per problem and backend).
-import json, math, sys, collections
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-by_problem = collections.OrderedDict()
-for r in rows:
-    by_problem.setdefault((r["problem"], r["tag"]), {})[r["backend"]] = r
-peaks = {r["device"]: (r["peak_gflops"], r["bandwidth_gbs"]) for r in rows if r.get("device")}
-for d, (f, b) in peaks.items():
-    print(f"device peaks measured in this run: {d}: {f:.0f} GFLOP/s f32 FMA, {b:.0f} GB/s copy")
-print(f"{'tag':34} {'op':34} {'gpu ms':>9} {'GFLOP/s':>8} {'%peak':>6} {'%bw':>6} "
-      f"{'cudnn ms':>9} {'gpu/cudnn':>9}  cudnn algorithm")
-ratios = collections.defaultdict(list)
-dw = []
-for (problem, tag), b in by_problem.items():
-    op = problem.split(":")[0]
-    g, c = b.get("gpu"), b.get("cudnn")
-    def ms(r):
-        return f"{r['median_ms']:9.3f}" if r and r["ran"] else f"{'-':>9}"
-    line = f"{tag:34} {op:34} {ms(g)} "
-    line += (f"{g['gflops']:8.0f} {g['pct_peak']:6.1f} {g['pct_bandwidth']:6.1f} "
-             if g and g["ran"] else f"{'-':>8} {'-':>6} {'-':>6} ")
-    line += ms(c)
-    if g and c and g["ran"] and c["ran"]:
-        ratio = g["gflops"] / c["gflops"]
-        ratios[op].append(ratio)
-        line += f" {ratio:9.2f}"
-        if op.startswith("depthwise"):
-            dw.append((tag, op, ratio, g["pct_bandwidth"]))
-    else:
-        line += f" {'-':>9}"
-    line += "  " + (c.get("note", "") if c else "")
-    for r in (g, c):
-        if r and not r["ran"]:
-            line += f"  [{r['backend']} not run: {r['reason']}]"
-    print(line)
-print("\ngeometric mean gpu/cudnn by op:")
-for op, v in ratios.items():
-    print(f"  {op:34} {math.exp(sum(map(math.log, v)) / len(v)):.3f} over {len(v)}")
-print("\nissue 5 targets:")
-for op in ("conv2d_backprop_input", "conv2d_transpose", "conv2d_backprop_filter"):
-    v = ratios.get(op)
-    if v:
-        gm = math.exp(sum(map(math.log, v)) / len(v))
-        print(f"  {op}: geomean {gm:.3f} (target >= 0.8, aim 1.0): "
-              f"{'met' if gm >= 0.8 else 'NOT met'}")
-    else:
-        print(f"  {op}: not measured")
-for tag, op, ratio, bw in dw:
-    print(f"  {tag} {op}: x{ratio:.2f} cuDNN (target >= 1.0), {bw:.0f} % of bandwidth "
-          f"(target >= 60): {'met' if ratio >= 1.0 and bw >= 60 else 'NOT met'}")
-EOF
+        python3 bench/gpu_table.py "$out/bench.jsonl" >>"$out/bench-table.txt" 2>&1
       fi
       ;;
     *)
