@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The GPU checks in one call of this workplace's device tool (15 minutes of device time per task,
-# 10 per call): build here, carry the binaries, run everything there at once. This is how
-# bench/RESULTS-gpu.md's H200 figures were made. bench/run-gpu.sh does the same steps one after
-# the other and builds on the GPU machine, which needs its Debian packages carried and most of a
-# call's time.
+# 10 per call): build here, carry the binaries, run everything there at once. bench/run-gpu.sh
+# does the same steps one after the other and builds on the GPU machine, which needs its Debian
+# packages carried and most of a call's time. History: bench/RESULTS-gpu.md's H200 runs 1-3 were
+# made by ad-hoc first versions of this script (the same commands, grouped differently); this
+# script ran once there, as `run 60 150`, whose 60 s cut the bench short (it needs about 55 s
+# alone) and whose 150 s cut the 3000-case fuzz runs short beside the other checks.
 #
 #   bash bench/gpu-lent.sh pack [ARCHS]        here (default ARCHS 90: H100/H200): configure and
 #                                              build build-gpu/ (CUDA on, oneDNN off: its 40 MB
@@ -29,11 +31,11 @@ case "$mode" in
   pack)
     archs=${2:-90}
     grep -qx '/.devrun/' .git/info/exclude 2>/dev/null || echo '/.devrun/' >>.git/info/exclude
+    rm -rf .devrun  # only what this run packs travels
     cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCONVCHECK_CUDA=ON \
       -DCONVCHECK_ONEDNN=OFF "-DCMAKE_CUDA_ARCHITECTURES=$archs" >/dev/null || exit 1
     cmake --build build-gpu -j "$(nproc)" --target convcheck test_cudnn test_gpu test_backends \
       test_gpu_kernels test_cudnn_layout || exit 1
-    rm -rf .devrun/build-gpu .devrun/lib
     mkdir -p .devrun/lib
     cp -a build-gpu .devrun/build-gpu
     (cd .devrun/build-gpu &&
@@ -56,11 +58,24 @@ esac
 
 bench_s=${2:-100}
 check_s=${3:-270}
-[ -d .devrun/build-gpu ] || { echo "no .devrun/build-gpu: run 'pack' here and carry .devrun" >&2; exit 2; }
+[ -n "${OUT:-}" ] || { echo "OUT must name the folder whose files come back" >&2; exit 2; }
+[ "$check_s" -gt 60 ] || { echo "CHECK_S must exceed 60 (the sanitizers fuzz CHECK_S - 60 s)" >&2; exit 2; }
+[ -d .devrun/build-gpu ] && [ -s .devrun/source_dir ] ||
+  { echo "no .devrun/build-gpu or .devrun/source_dir: run 'pack' here and carry .devrun" >&2; exit 2; }
 src=$(cat .devrun/source_dir)
-[ -e build-gpu ] || ln -s .devrun/build-gpu build-gpu
+# CTest's files name $src/build-gpu: make that path the carried tree. A real build-gpu (one
+# run-gpu.sh built on a warm machine, or this checkout's own) is never used nor deleted.
+if [ -e build-gpu ] && [ ! -L build-gpu ]; then
+  echo "build-gpu is a directory here, not the carried build: move it away first" >&2
+  exit 2
+fi
+ln -sfn .devrun/build-gpu build-gpu
 if [ "$src" != "$PWD" ] && [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
 B=$src/build-gpu
+if ! [ "$B" -ef .devrun/build-gpu ] || ! [ -x "$B/convcheck" ]; then
+  echo "$B is not the carried build (.devrun/build-gpu): $src exists here as another tree" >&2
+  exit 2
+fi
 O=/tmp/gpu-lent
 rm -rf $O /tmp/gpu-lent-*
 mkdir -p $O
@@ -75,33 +90,37 @@ CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
   echo "cuDNN: $wheel $(python3 -m pip show nvidia-cudnn-cu13 2>/dev/null | grep ^Version)"
   echo "missing libraries:"
-  ldd $B/convcheck $B/tests/test_gpu $B/tests/test_backends | grep "not found"
-  $B/convcheck list
+  ldd "$B/convcheck" "$B/tests/test_gpu" "$B/tests/test_backends" | grep "not found"
+  "$B/convcheck" list
 } >$O/env.txt 2>&1
 head -5 $O/env.txt
 t0=$SECONDS
-timeout -k 10 "$bench_s" $B/convcheck bench --suite perf_gpu --backends gpu,cudnn --json \
+timeout -k 10 "$bench_s" "$B/convcheck" bench --suite perf_gpu --backends gpu,cudnn --json \
   >$O/bench.jsonl 2>$O/bench-table.txt
 note "bench perf_gpu gpu,cudnn: exit $? after $((SECONDS - t0)) s"
 python3 bench/gpu_table.py $O/bench.jsonl >>$O/bench-table.txt 2>&1
 export OMP_NUM_THREADS=2
 t0=$SECONDS
-(timeout -k 10 "$check_s" ctest --test-dir $B -L gpu \
+(timeout -k 10 "$check_s" ctest --test-dir "$B" -L gpu \
   -E "gpu_architectures|test_gpu_kernels|test_cudnn_layout" --output-on-failure -j 3 >$O/ctest.log 2>&1
-  echo "ctest exit $?" >>$O/ctest.log) &
+  echo "ctest exit $?" >>$O/ctest.log
+  # Passing tests' output (the known differences each excused case prints) is only here.
+  cp "$B/Testing/Temporary/LastTest.log" $O/ctest-full.log 2>/dev/null) &
 for s in 1 2 3; do
-  (timeout -k 10 "$check_s" $B/convcheck fuzz --backends gpu,gpu-tf32 --cases 3000 --seed $s \
+  (timeout -k 10 "$check_s" "$B/convcheck" fuzz --backends gpu,gpu-tf32 --cases 3000 --seed $s \
     --out /tmp/gpu-lent-fuzz$s >$O/fuzz$s.log 2>&1
     echo "fuzz seed $s exit $?" >>$O/fuzz$s.log
     cp /tmp/gpu-lent-fuzz$s/failures.jsonl $O/failures$s.jsonl 2>/dev/null) &
 done
-(timeout -k 10 "$check_s" $B/convcheck run --suite conformance --backends reference,gpu,cudnn \
+(timeout -k 10 "$check_s" "$B/convcheck" run --suite conformance --backends reference,gpu,cudnn \
   --out /tmp/gpu-lent-conformance >$O/conformance.log 2>&1
   echo "conformance exit $?" >>$O/conformance.log
   cp /tmp/gpu-lent-conformance/results.jsonl $O/conformance.jsonl 2>/dev/null) &
+seed=7
 for tool in memcheck racecheck; do
+  seed=$((seed + 1))
   (timeout -k 10 "$check_s" "$CS" --tool $tool --error-exitcode 99 --print-limit 20 \
-    $B/convcheck fuzz --backends gpu --time $((check_s - 60)) --seed 7 >$O/$tool.log 2>&1
+    "$B/convcheck" fuzz --backends gpu --time $((check_s - 60)) --seed $seed >$O/$tool.log 2>&1
     echo "$tool exit $?" >>$O/$tool.log) &
 done
 wait

@@ -521,10 +521,12 @@ RelationResult nan_compare(const RelationContext& ctx, const Derivation& d, Tens
       std::string("NaN at ") + role_name(d.role) + " element " + std::to_string(at);
   RelationResult rel;
   rel.name = d.name;
-  int64_t reached = 0;
+  int64_t reached = 0, extra = 0, missing = 0;
   for (int64_t i = 0; i < got.size(); ++i) {
     const bool want = std::isnan(nref.result.get(i)), is = std::isnan(got.get(i));
     reached += want;
+    extra += is && !want;
+    missing += want && !is;
     if (want != is && rel.passed) {
       rel.passed = false;
       const auto c = result_coord(p, ctx.g, i);
@@ -533,8 +535,13 @@ RelationResult nan_compare(const RelationContext& ctx, const Derivation& d, Tens
                    (is ? "NaN but no term connects it" : "not NaN but a term connects it");
     }
   }
+  // Both counts: a library that spreads NaN too far (extra) is a different finding from one that
+  // loses it (missing), and tests that excuse the first must see the second.
   if (rel.passed)
     rel.detail = where + " reaches exactly the " + std::to_string(reached) + " connected elements";
+  else
+    rel.detail += " (" + std::to_string(extra) + " NaN results no term connects, " +
+                  std::to_string(missing) + " connected results not NaN)";
   return rel;
 }
 

@@ -17,10 +17,15 @@ CaseReport check(Backend& b, const std::string& problem, FillKind fill, uint64_t
 
 namespace {
 
-// A failure of metamorphic:nan_footprint alone, on a case the expectation names known.
+// A failure of metamorphic:nan_footprint alone, on a case the expectation names known, where the
+// NaN only reached too far: results no term connects are NaN, every connected one is (the
+// relation's own comparison, not its rerun's crash, bounds or determinism checks, which record
+// under the same name with other reasons).
 bool known_nan_footprint(const CaseReport& r, const BackendRecord& rec, const Expect& expect) {
   if (!expect.nan_footprint_known.covers(r.c.problem) || rec.verdict != Verdict::fail ||
-      rec.check != "metamorphic:nan_footprint" || rec.mismatches != 0)
+      rec.check != "metamorphic:nan_footprint" || rec.mismatches != 0 ||
+      rec.reason.find("is NaN but no term connects it") == std::string::npos ||
+      rec.reason.find(", 0 connected results not NaN)") == std::string::npos)
     return false;
   for (const RelationResult& a : rec.adjoint)
     if (!a.passed) return false;
@@ -31,7 +36,8 @@ bool known_nan_footprint(const CaseReport& r, const BackendRecord& rec, const Ex
 
 }  // namespace
 
-// Seen on an H200 (2026-11-27, bench/RESULTS-gpu.md): in every dtype, backward data's ALGO_1
+// Seen on an H200 (2026-11-27, bench/RESULTS-gpu.md): on f16 and f32 (bf16 and f64 kept TF's
+// footprint in the same conformance run), backward data's ALGO_1
 // spreads a NaN in the filter to results that no term connects it to (e.g.
 // conv2d_backprop_input:input=1x7x7x3,filter=2x2x3x4,stride=3x3: the NaN reaches input_backprop
 // elements that no stride-3 window of out_backprop covers). The other op kinds keep TF's footprint.
@@ -39,7 +45,7 @@ const KnownNanFootprint kCudnnBackwardData{
     "cuDNN 9.19's backward data (ALGO_1) multiplies the filter by the zeros it puts between and "
     "around out_backprop's elements (0 * NaN = NaN), so a NaN in the filter reaches results no "
     "term connects it to",
-    {},
+    {DType::f16, DType::f32},
     {OpKind::backward_data}};
 
 bool KnownNanFootprint::covers(const Problem& p) const {
@@ -51,7 +57,13 @@ bool KnownNanFootprint::covers(const Problem& p) const {
 
 bool accepted(const CaseReport& r, const Expect& expect) {
   const BackendRecord& rec = r.records.at(0);
-  return rec.verdict == Verdict::pass || known_nan_footprint(r, rec, expect) ||
+  if (known_nan_footprint(r, rec, expect)) {  // on stdout at every log level: never silent
+    std::cout << rec.backend << ": " << to_string(r.c.problem) << " fill " << fill_name(r.c.fill)
+              << ": known difference (" << expect.nan_footprint_known.reason << "): " << rec.reason
+              << std::endl;
+    return true;
+  }
+  return rec.verdict == Verdict::pass ||
          (expect.degenerate_ok && rec.verdict == Verdict::mistrusted &&
           rec.check == "degenerate") ||
          (expect.long_16bit_sums_ok && rec.verdict == Verdict::mistrusted && rec.check == "bound" &&
@@ -73,10 +85,6 @@ void expect_pass(Backend& b, const std::string& problem, FillKind fill, uint64_t
   const CaseReport r = check(b, problem, fill, seed);
   BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
   const BackendRecord& rec = r.records[0];
-  if (known_nan_footprint(r, rec, expect))  // on stdout at every log level: never silent
-    std::cout << rec.backend << ": " << problem << " fill " << fill_name(fill)
-              << ": known difference (" << expect.nan_footprint_known.reason << "): " << rec.reason
-              << " [" << b.last_note() << "]" << std::endl;
   BOOST_TEST(accepted(r, expect), problem << " fill " << fill_name(fill) << " seed " << seed << " "
                                           << rec.backend << (context.empty() ? "" : " ") << context
                                           << ": " << verdict_name(rec.verdict) << " [" << rec.check
