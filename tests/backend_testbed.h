@@ -14,7 +14,6 @@
 
 namespace convcheck::testbed {
 
-/// What a case may end in besides a pass.
 // Where a library's NaN propagation is known to differ from TF's (a NaN reaching results that
 // no term connects it to), and why. Empty reason: none known.
 struct KnownNanFootprint {
@@ -28,6 +27,7 @@ struct KnownNanFootprint {
 /// tables of test_backends and test_cudnn.
 extern const KnownNanFootprint kCudnnBackwardData;
 
+/// What a case may end in besides a pass.
 struct Expect {
   // An empty or all-zero exact result is the oracle's "degenerate" mistrust: nothing to judge,
   // but guards and poison were still checked. Strict comparator tables want a plain pass.

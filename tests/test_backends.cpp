@@ -121,13 +121,13 @@ constexpr const char* kOnednnBf16 =
 const testbed::KnownNanFootprint kOnednnBf16Footprint{kOnednnBf16, {DType::bf16}, {}};
 // clang-format off
 const Subject kSubjects[] = {
-    {"reference", nullptr,  once,      nullptr,        nullptr,     nullptr,               false},
-    {"optimized", nullptr,  every_isa, nullptr,        nullptr,     nullptr,               false},
-    {"gpu",       nullptr,  once,      nullptr,        nullptr,     nullptr,               false},
-    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr,     nullptr,               false},
+    {"reference", nullptr,  once,      nullptr,        nullptr,     nullptr,                      false},
+    {"optimized", nullptr,  every_isa, nullptr,        nullptr,     nullptr,                      false},
+    {"gpu",       nullptr,  once,      nullptr,        nullptr,     nullptr,                      false},
+    {"gpu-tf32",  nullptr,  once,      nullptr,        nullptr,     nullptr,                      false},
     {"cudnn",     "cuDNN",  once,      kPadsWithZeros, nullptr,     &testbed::kCudnnBackwardData, false},
-    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16, &kOnednnBf16Footprint, false},
-    {"eigen",     nullptr,  once,      nullptr,        nullptr,     nullptr,               true},
+    {"onednn",    "oneDNN", once,      kPadsWithZeros, kOnednnBf16, &kOnednnBf16Footprint,        false},
+    {"eigen",     nullptr,  once,      nullptr,        nullptr,     nullptr,                      true},
 };
 // clang-format on
 
