@@ -11,6 +11,7 @@
 
 #include "core/hash.h"
 #include "core/json.h"
+#include "core/stats.h"
 
 namespace convcheck {
 
@@ -78,11 +79,6 @@ int64_t compulsory_bytes(const Problem& p, const Geometry& g) {
 
 namespace {
 
-double median_of(std::vector<double> v) {  // by value: sorted here
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 // The median over rounds of num[r] / den[r] (both timed in round r), 0 when none; and its
 // interval.
 double paired(const std::vector<double>& num, const std::vector<double>& den,
@@ -91,7 +87,7 @@ double paired(const std::vector<double>& num, const std::vector<double>& den,
   for (std::size_t r = 0; r < num.size() && r < den.size(); ++r)
     if (den[r] > 0) q.push_back(num[r] / den[r]);
   *interval = median_interval(q);
-  return q.empty() ? 0 : median_of(q);
+  return median(q);  // 0 when none
 }
 
 }  // namespace
@@ -233,7 +229,7 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       r.times_ms = v;
       r.min_ms = *std::min_element(v.begin(), v.end());
       r.max_ms = *std::max_element(v.begin(), v.end());
-      r.median_ms = median_of(v);
+      r.median_ms = median(v);
       const double s = r.median_ms / 1e3;
       r.gflops = static_cast<double>(r.flops) / s / 1e9;
       r.useful_gflops = static_cast<double>(r.useful) / s / 1e9;

@@ -16,16 +16,12 @@
 
 #include "core/backend.h"
 #include "core/problem.h"
+#include "core/stats.h"
 #include "reference/reference.h"
 
 using namespace convcheck;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 template <class F>
 double time_ms(F&& f) {

@@ -7,17 +7,11 @@
 #include <unordered_map>
 
 #include "core/json.h"
+#include "core/stats.h"
 
 namespace convcheck::reports {
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 bool judged(const Record& r) {
   return r.result.verdict == Verdict::pass || r.result.verdict == Verdict::fail;

@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE bench
-// bench's statistics (bench/harness.h): the interval for a median over rounds, against binomial
-// probabilities worked out here another way (Pascal's rule, row by row, halved) and against
-// values derived by hand.
+// bench's statistics (core/stats.h, bench/harness.h): the median, and the interval for a median
+// over rounds against binomial probabilities worked out here another way (Pascal's rule, row by
+// row, halved) and against values derived by hand.
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/harness.h"
+#include "core/stats.h"
 
 namespace convcheck {
 namespace {
@@ -71,6 +72,16 @@ BOOST_AUTO_TEST_CASE(hand_derived_levels) {
   // One value or none: no interval (level 0; bench writes null).
   BOOST_TEST(median_interval({2.5}).level == 0);
   BOOST_TEST(median_interval({}).level == 0);
+}
+
+BOOST_AUTO_TEST_CASE(median_by_hand) {
+  // The one median (core/stats.h): odd counts take the middle, even ones the mean of the two
+  // middle values (not the upper one), unsorted input is sorted, none is 0.
+  BOOST_TEST(median({9, 1, 5}) == 5);
+  BOOST_TEST(median({4, 1, 3, 2}) == 2.5);
+  BOOST_TEST(median({7}) == 7);
+  BOOST_TEST(median({}) == 0);
+  BOOST_TEST(median({-1, -3}) == -2);
 }
 
 BOOST_AUTO_TEST_CASE(many_rounds_stay_finite) {
