@@ -243,11 +243,14 @@ void check_thread_environment() {
   for (const char* var : {"OMP_NUM_THREADS", "OMP_THREAD_LIMIT"}) {
     const char* e = std::getenv(var);
     if (!e || !*e) continue;
-    // OMP_NUM_THREADS is a list, one count per nesting level: "8" or "4,2".
+    // OMP_NUM_THREADS is a list, one count per nesting level: "8" or "4,2"; OMP_THREAD_LIMIT is
+    // one number (the OpenMP runtime would ignore "4,2" there, and run with no limit).
     const bool list = std::string(var) == "OMP_NUM_THREADS";
-    parse_thread_counts(
-        e, std::string(var) + "=" + e,
-        std::string("expected a positive integer") + (list ? " or a list of them" : ""));
+    const std::string what = std::string(var) + "=" + e;
+    const std::string expected =
+        std::string("expected a positive integer") + (list ? " or a list of them" : "");
+    if (parse_thread_counts(e, what, expected).size() > 1 && !list)
+      throw InvalidArgument(what + ": " + expected + ", got a list");
   }
 }
 

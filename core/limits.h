@@ -104,7 +104,7 @@ void check_thread_count(long long n, const std::string& what);
 std::vector<int> parse_thread_counts(std::string_view text, const std::string& what,
                                      const std::string& expected);
 /// Checks the thread settings the OpenMP runtime reads from the environment (OMP_NUM_THREADS,
-/// every level of its list; OMP_THREAD_LIMIT) before any parallel region runs.
+/// every level of its list; OMP_THREAD_LIMIT, one count) before any parallel region runs.
 void check_thread_environment();
 
 }  // namespace convcheck

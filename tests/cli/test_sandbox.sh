@@ -258,17 +258,23 @@ case $CASE in
     check "bench --threads 100000: the cap named" has "$err" "expected a thread count from 1 to"
     cc bench --suite "$T/suite.txt" --backends reference,optimized --threads 0
     check "bench --threads 0: exit 2" [ $rc -eq 2 ]
-    for v in 100000 abc 4,100000 0; do
-      env OMP_NUM_THREADS=$v CONVCHECK_PROBE_TAG="$TAG" timeout 60 "$CC" check "$SAME" \
+    # The environment's thread settings: OMP_NUM_THREADS a list, OMP_THREAD_LIMIT one count
+    # (libgomp ignores "4,2" there and sets no limit).
+    for setting in OMP_NUM_THREADS=100000 OMP_NUM_THREADS=abc OMP_NUM_THREADS=4,100000 \
+      OMP_NUM_THREADS=0 OMP_THREAD_LIMIT=4,2 OMP_THREAD_LIMIT=0 OMP_THREAD_LIMIT=abc \
+      OMP_THREAD_LIMIT=100000; do
+      env "$setting" CONVCHECK_PROBE_TAG="$TAG" timeout 60 "$CC" check "$SAME" \
         --backends reference >"$T/stdout" 2>"$T/stderr"
       rc=$?
       err=$(cat "$T/stderr")
-      check "OMP_NUM_THREADS=$v: exit 2" [ $rc -eq 2 ]
-      check "OMP_NUM_THREADS=$v: named" has "$err" "OMP_NUM_THREADS=$v"
+      check "$setting: exit 2" [ $rc -eq 2 ]
+      check "$setting: named" has "$err" "$setting"
     done
-    env OMP_NUM_THREADS=2 timeout 60 "$CC" check "$SAME" --backends reference >/dev/null 2>&1
-    rc=$?
-    check "OMP_NUM_THREADS=2: exit 0" [ $rc -eq 0 ]
+    for setting in OMP_NUM_THREADS=2 OMP_NUM_THREADS=2,1 OMP_THREAD_LIMIT=2; do
+      env "$setting" timeout 60 "$CC" check "$SAME" --backends reference >/dev/null 2>&1
+      rc=$?
+      check "$setting: exit 0" [ $rc -eq 0 ]
+    done
     for v in 1e300 inf -1 abc; do
       cc check "$SAME" --backends reference --plugin-timeout "$v"
       check "--plugin-timeout $v: exit 2" [ $rc -eq 2 ]
