@@ -112,6 +112,11 @@ struct RelationResult {
   /// A repro line of its own when the case's would not replay the failure (the state relation's
   /// sequence: repro_line(c, b, after)); it becomes the record's `repro`. Not in the JSON form.
   std::string repro;
+  /// metamorphic:nan_footprint's comparison alone: results that are NaN though no term connects
+  /// them to the NaN (it reached too far), and connected results that are not NaN (it was lost).
+  /// Zero for every other relation and for the relation's rerun failures (crash, bounds,
+  /// determinism). Not in the JSON form: `detail` says both.
+  int64_t nan_extra = 0, nan_missing = 0;
 };
 
 struct BackendRecord {

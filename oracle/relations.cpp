@@ -537,6 +537,8 @@ RelationResult nan_compare(const RelationContext& ctx, const Derivation& d, Tens
   }
   // Both counts: a library that spreads NaN too far (extra) is a different finding from one that
   // loses it (missing), and tests that excuse the first must see the second.
+  rel.nan_extra = extra;
+  rel.nan_missing = missing;
   if (rel.passed)
     rel.detail = where + " reaches exactly the " + std::to_string(reached) + " connected elements";
   else

@@ -419,6 +419,57 @@ BOOST_AUTO_TEST_CASE(relations_catch_what_compare_cannot_see) {
              b.check);
 }
 
+// nan_footprint counts both ways, as numbers (RelationResult::nan_extra, nan_missing) and in its
+// detail: a NaN that reached too far is a different finding from a lost one, and the testbed's
+// known-difference excuse (tests/backend_testbed.cpp) takes only the first.
+BOOST_AUTO_TEST_CASE(nan_footprint_counts_spread_and_lost_nans) {
+  const auto nan_result = [](const CaseReport& r) {
+    for (const RelationResult& x : only(r).metamorphic)
+      if (x.name == "metamorphic:nan_footprint") return x;
+    BOOST_FAIL("no metamorphic:nan_footprint record");
+    return RelationResult{};
+  };
+  const auto floats = [](TensorView& v) { return static_cast<float*>(v.data); };
+  // Spread: any NaN in the result makes every element NaN.
+  Twisted spread("spread", [&](const Problem&, TensorView& v) {
+    bool any = false;
+    for (int64_t i = 0; i < elements(v); ++i) any |= std::isnan(floats(v)[i]);
+    if (any)
+      for (int64_t i = 0; i < elements(v); ++i) floats(v)[i] = NAN;
+  });
+  // Lost: NaN read back as 0.
+  Twisted lost("lost", [&](const Problem&, TensorView& v) {
+    for (int64_t i = 0; i < elements(v); ++i)
+      if (std::isnan(floats(v)[i])) floats(v)[i] = 0;
+  });
+  auto ref = reference_backend();
+  const Case c = make_case(kProblems[0], FillKind::real);
+  const RelationResult clean = nan_result(run_case(c, {ref.get()}));
+  BOOST_TEST(clean.passed);
+  BOOST_TEST((clean.nan_extra == 0 && clean.nan_missing == 0));
+  // The reference's count of connected elements, from its detail ("reaches exactly the N ...").
+  const std::size_t at = clean.detail.find("exactly the ");
+  BOOST_REQUIRE(at != std::string::npos);
+  const int64_t reached = std::stoll(clean.detail.substr(at + 12));
+  BOOST_REQUIRE(reached > 0);
+  const int64_t total = 2 * 7 * 6 * 4;  // kProblems[0]'s input_backprop
+
+  const CaseReport rs = run_case(c, {&spread});
+  const RelationResult s = nan_result(rs);
+  BOOST_TEST(!s.passed);
+  BOOST_TEST(s.nan_extra == total - reached);
+  BOOST_TEST(s.nan_missing == 0);
+  BOOST_TEST(s.detail.find("(" + std::to_string(total - reached) +
+                           " NaN results no term connects, 0 connected results not NaN)") !=
+                 std::string::npos,
+             s.detail);
+
+  const RelationResult l = nan_result(run_case(c, {&lost}));
+  BOOST_TEST(!l.passed);
+  BOOST_TEST(l.nan_extra == 0);
+  BOOST_TEST(l.nan_missing == reached);
+}
+
 BOOST_AUTO_TEST_CASE(nondeterminism_is_caught_by_the_rerun) {
   int calls = 0;
   NumericContract loose;  // allow the tiny differences: only determinism should object
