@@ -17,8 +17,8 @@ implementation could lead oneDNN by on that layer, on that machine. The peaks ar
 run's probe read (each bench probes them once at its start; on a shared machine a busy spell
 lowers the reading, which made a run's % of peak exceed 100 and its ceilings too low); the % of
 peak column uses them too. That ceiling sets oneDNN's median rate, busy rounds included, against
-the highest peak; a second table, "best rounds", sets each backend's fastest round (min_ms, median
-over runs) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is the tighter
+the highest peak; a second table, "best rounds", sets each backend's fastest round over all runs
+(min_ms) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is the tighter
 bound on a shared machine (left out for records without min_ms). A record without a figure
 (a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
@@ -203,8 +203,9 @@ def main():
 
     # Best rounds: the ceiling above sets oneDNN's median rate (busy rounds included) against the
     # highest peak, so a shared machine's busy spells inflate it. Each backend's fastest round
-    # (min_ms: the rounds in which the neighbours were quiet) against that peak is the tighter
-    # bound: what a kernel at 100 % of peak would lead oneDNN's own quiet rounds by.
+    # over all runs (min_ms: a round in which the neighbours were quiet; no round can beat the
+    # hardware, so a busy spell only lowers it, as it does the peak probe) against that peak is
+    # the tighter bound: what a kernel at 100 % of peak would lead oneDNN's quietest round by.
     def best_rate(r):
         if not r or not r.get("min_ms") or r["min_ms"] <= 0:
             return None
@@ -214,13 +215,12 @@ def main():
 
     def best(runs, problem, backend):
         v = [best_rate(rec(run, problem, backend)) for run in runs]
-        v = [x for x in v if x]
-        return statistics.median(v) if v else None
+        return max((x for x in v if x), default=None)
 
     if not any(r.get("min_ms") for run in nat + cap for r in run.values()):
         return 0  # records from before min_ms
     print()
-    print("Best rounds: each backend's fastest round (median over runs) as % of the highest peak "
+    print("Best rounds: each backend's fastest round over all runs as % of the highest peak "
           "(depthwise: of the highest triad), and the ceiling against oneDNN's fastest round:")
     print()
     print("| layer (N = 8) | op | %s: optimized %% peak | oneDNN %% peak | ceiling | AVX2: "
