@@ -41,6 +41,8 @@ std::vector<RelationResult> relations_of(const json::Object& o, const char* key)
     r.residual = json::number_of(x, "residual");
     r.slack = json::number_of(x, "slack");
     r.detail = json::string_of(x, "detail");
+    // nan_extra / nan_missing are not in the JSON (the detail says both): a record read back
+    // has them 0, as for a relation's rerun failure.
     out.push_back(std::move(r));
   }
   return out;
