@@ -17,9 +17,9 @@ implementation could lead oneDNN by on that layer, on that machine. The peaks ar
 run's probe read (each bench probes them once at its start; on a shared machine a busy spell
 lowers the reading, which made a run's % of peak exceed 100 and its ceilings too low); the % of
 peak column uses them too. That ceiling sets oneDNN's median rate, busy rounds included, against
-the highest peak; a second table, "best rounds", sets each backend's fastest round over all runs
-(min_ms) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is the tighter
-bound on a shared machine (left out for records without min_ms). A record without a figure
+the highest peak; a second table, "best rounds" (dense layers), sets each backend's fastest round
+over all runs (min_ms) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is
+the tighter bound on a shared machine (left out for records without min_ms). A record without a figure
 (a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
 sides), so a table never claims an ISA it was not measured with.
@@ -86,6 +86,9 @@ def main():
     def med(runs, problem, backend, field):
         v = [r[field] for r in (rec(run, problem, backend) for run in runs) if r]
         return statistics.median(v) if v else None
+
+    def geo_cell(v):
+        return "%.2f (lowest %.2f)" % (statistics.geometric_mean(v), min(v)) if v else "—"
 
     def ratio_cell(runs, problem):
         v = []
@@ -195,22 +198,19 @@ def main():
     for op in OPS.values():
         cells = []
         for k in ("native", "avx2"):
-            v, c = geo[k].get(op), ceil[k].get(op)
-            cells.append("%.2f (lowest %.2f)" % (statistics.geometric_mean(v), min(v)) if v else "—")
-            cells.append("%.2f (lowest %.2f)" % (statistics.geometric_mean(c), min(c)) if c else "—")
+            cells += [geo_cell(geo[k].get(op)), geo_cell(ceil[k].get(op))]
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
 
     # Best rounds: the ceiling above sets oneDNN's median rate (busy rounds included) against the
     # highest peak, so a shared machine's busy spells inflate it. Each backend's fastest round
-    # over all runs (min_ms: a round in which the neighbours were quiet; no round can beat the
-    # hardware, so a busy spell only lowers it, as it does the peak probe) against that peak is
-    # the tighter bound: what a kernel at 100 % of peak would lead oneDNN's quietest round by.
+    # over all runs (min_ms) against that peak is the tighter bound: no round does more useful
+    # FLOPs per second than the FMA peak allows, so a busy spell only lowers it. Dense layers
+    # only: the triad does not bound a depthwise layer whose bytes stay in cache between rounds
+    # (MobileNet dw4s2 moves "more than the triad").
     def best_rate(r):
         if not r or not r.get("min_ms") or r["min_ms"] <= 0:
             return None
-        if r["problem"].startswith("depthwise"):
-            return r.get("bytes", 0) / r["min_ms"] / 1e6 or None
         return r.get("useful_flops", 0) / r["min_ms"] / 1e6 or None
 
     def best(runs, problem, backend):
@@ -220,8 +220,8 @@ def main():
     if not any(r.get("min_ms") for run in nat + cap for r in run.values()):
         return 0  # records from before min_ms
     print()
-    print("Best rounds: each backend's fastest round over all runs as % of the highest peak "
-          "(depthwise: of the highest triad), and the ceiling against oneDNN's fastest round:")
+    print("Best rounds (dense layers): each backend's fastest round over all runs as % of the "
+          "highest FMA peak, and the ceiling against oneDNN's fastest round:")
     print()
     print("| layer (N = 8) | op | %s: optimized %% peak | oneDNN %% peak | ceiling | AVX2: "
           "optimized %% peak | oneDNN %% peak | ceiling |" % n_isa)
@@ -229,10 +229,12 @@ def main():
     best_ceil = {"native": {}, "avx2": {}}
     last_tag = None
     for problem, tag in order:
+        if problem.startswith("depthwise"):
+            continue
         op = OPS.get(problem.split(":")[0], problem.split(":")[0])
         cells = []
         for k, runs, avx2_peak in (("native", nat, False), ("avx2", cap, True)):
-            peak = bw_max if problem.startswith("depthwise") else peak_max[avx2_peak]
+            peak = peak_max[avx2_peak]
             o, d = best(runs, problem, "optimized"), best(runs, problem, "onednn")
             pct = lambda x: "—" if not x or not peak else "%.0f %%" % (100 * x / peak)
             c = peak / d if d and peak else None
@@ -246,9 +248,7 @@ def main():
     print("|---|---|---|")
     for op in OPS.values():
         cells = []
-        for k in ("native", "avx2"):
-            c = best_ceil[k].get(op)
-            cells.append("%.2f (lowest %.2f)" % (statistics.geometric_mean(c), min(c)) if c else "—")
+        cells = [geo_cell(best_ceil[k].get(op)) for k in ("native", "avx2")]
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
     return 0
