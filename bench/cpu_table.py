@@ -19,8 +19,8 @@ lowers the reading, which made a run's % of peak exceed 100 and its ceilings too
 peak column uses them too. That ceiling sets oneDNN's median rate, busy rounds included, against
 the highest peak; a second table, "best rounds" (dense layers), sets each backend's fastest round
 over all runs (min_ms) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is
-the tighter bound on a shared machine (left out for records without min_ms). A record without a figure
-(a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
+the tighter bound on a shared machine (left out for records without min_ms). A record without a
+figure (a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
 sides), so a table never claims an ISA it was not measured with.
 """
@@ -247,7 +247,6 @@ def main():
     print("| op | %s best-round ceiling | AVX2 best-round ceiling |" % n_isa)
     print("|---|---|---|")
     for op in OPS.values():
-        cells = []
         cells = [geo_cell(best_ceil[k].get(op)) for k in ("native", "avx2")]
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
