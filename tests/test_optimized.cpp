@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -373,4 +374,74 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   check_blocking_paths(problems, "L1 8 KiB, L2 32 KiB, ");
   opt::clear_cache_override();
   BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
+}
+
+namespace {
+
+// Packs panels of every variant's NR, both orientations, with whole and partial transpose blocks
+// (kc and nj below, at and above each ISA's block of 4, 8 or 16), and checks each element against
+// PackPanel's law; then that an Inf or NaN anywhere it reads is reported, and one it must not read
+// (a row's tail beyond kc or nj, a row beyond nj) is not.
+template <class T>
+void check_packing(const std::string& context) {
+  const opt::KernelTable<T>& kt = opt::kernels<T>();
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  for (int v = 0; v < kt.variants; ++v) {
+    const int64_t NR = kt.nr(v);
+    for (bool transposed : {false, true})
+      for (int64_t kc : {1, 3, 4, 8, 16, 19, 40})
+        for (int64_t nj : {int64_t{1}, NR / 2 + 1, NR - 1, NR}) {
+          if (nj < 1) continue;
+          const int64_t rows = transposed ? NR : kc, len = transposed ? kc : nj, ld = len + 3;
+          std::vector<T> src(static_cast<std::size_t>(rows * ld), nan);  // NaN where not read
+          auto at = [&](int64_t k, int64_t j) -> T& {
+            return src[static_cast<std::size_t>(transposed ? j * ld + k : k * ld + j)];
+          };
+          for (int64_t k = 0; k < kc; ++k)
+            for (int64_t j = 0; j < nj; ++j) at(k, j) = static_cast<T>(k * 1000 + j + 1);
+          std::vector<T> dst(static_cast<std::size_t>(kc * NR), nan);
+          opt::PackPanel<T> pp;
+          pp.ld = ld;
+          pp.kc = kc;
+          pp.nj = nj;
+          pp.NR = NR;
+          pp.transposed = transposed;
+          pp.src = src.data();
+          pp.dst = dst.data();
+          const std::string what = context + (transposed ? " transposed" : " forward") + " NR " +
+                                   std::to_string(NR) + " kc " + std::to_string(kc) + " nj " +
+                                   std::to_string(nj);
+          BOOST_TEST(kt.pack(pp), what << ": a finite panel reported non-finite");
+          int64_t wrong = 0;
+          for (int64_t k = 0; k < kc; ++k)
+            for (int64_t j = 0; j < NR; ++j) {
+              const T want = j < nj ? at(k, j) : T(0);
+              wrong += !(dst[static_cast<std::size_t>(k * NR + j)] == want);
+            }
+          BOOST_TEST(wrong == 0, what << ": " << wrong << " elements wrong");
+          // One special value at a time, at the first, a middle and the last element read.
+          for (const auto& [k, j] :
+               {std::pair<int64_t, int64_t>{0, 0}, {kc / 2, nj / 2}, {kc - 1, nj - 1}})
+            for (T special : {inf, nan}) {
+              const T saved = at(k, j);
+              at(k, j) = special;
+              BOOST_TEST(!kt.pack(pp),
+                         what << ": " << special << " at k " << k << " j " << j << " not reported");
+              at(k, j) = saved;
+            }
+        }
+  }
+}
+
+}  // namespace
+
+// The filter packing (transpose blocks of each ISA, element by element at the edges) against its
+// law, under every ISA this machine runs, f32 and f64.
+BOOST_AUTO_TEST_CASE(filter_packing_follows_its_law_under_every_isa) {
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    check_packing<float>(std::string("f32 ") + opt::isa_name(isa));
+    check_packing<double>(std::string("f64 ") + opt::isa_name(isa));
+  }
+  opt::clear_isa_limit();
 }
