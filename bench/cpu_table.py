@@ -21,6 +21,8 @@ the highest peak; a second table, "best rounds" (dense layers), sets each backen
 over all runs (min_ms) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is
 the tighter bound on a shared machine (left out for records without min_ms). A record without a
 figure (a backend that did not run, a zero rate) is left out of the medians, not counted as zero.
+The geomean tables have a row per op and a pooled "backprop input + conv2d_transpose" row, the
+geomean over both ops' layers, as issue 16's first target counts them.
 Exits 1 when a record's ISA contradicts its run (the AVX2 runs must have run AVX2 kernels on both
 sides), so a table never claims an ISA it was not measured with.
 """
@@ -34,6 +36,17 @@ OPS = {"conv2d_backprop_input": "backprop input", "conv2d_backprop_filter": "bac
        "conv2d_transpose": "conv2d_transpose",
        "depthwise_conv2d_backprop_input": "depthwise backprop input",
        "depthwise_conv2d_backprop_filter": "depthwise backprop filter"}
+# Issue 16's first target pools backprop input and conv2d_transpose: one geomean over both ops'
+# layers (not a mean of the two ops' geomeans).
+GROUPS = {"backprop input + conv2d_transpose": ("backprop input", "conv2d_transpose")}
+
+
+def geo_rows(tables):
+    """(label, one list of values per table) for each op, then for each group, its ops pooled."""
+    for op in OPS.values():
+        yield op, [t.get(op) for t in tables]
+    for name, ops in GROUPS.items():
+        yield name, [sum((t.get(o, []) for o in ops), []) for t in tables]
 
 
 def load(pattern):
@@ -195,10 +208,8 @@ def main():
     print()
     print("| op | %s | ceiling | AVX2 | ceiling |" % n_isa)
     print("|---|---|---|---|---|")
-    for op in OPS.values():
-        cells = []
-        for k in ("native", "avx2"):
-            cells += [geo_cell(geo[k].get(op)), geo_cell(ceil[k].get(op))]
+    for op, values in geo_rows([geo["native"], ceil["native"], geo["avx2"], ceil["avx2"]]):
+        cells = [geo_cell(v) for v in values]
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
 
@@ -246,8 +257,8 @@ def main():
     print()
     print("| op | %s best-round ceiling | AVX2 best-round ceiling |" % n_isa)
     print("|---|---|---|")
-    for op in OPS.values():
-        cells = [geo_cell(best_ceil[k].get(op)) for k in ("native", "avx2")]
+    for op, values in geo_rows([best_ceil["native"], best_ceil["avx2"]]):
+        cells = [geo_cell(v) for v in values]
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
     return 0

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/cpu_table.py on synthetic records: medians, ranges, ceilings (useful FLOPs, each ISA's
-peak; the best rounds' table), the 1 -> 2 thread column, the geomeans, a backend that did not
+peak; the best rounds' table), the 1 -> 2 thread column, the geomeans (per op, and backprop
+input with conv2d_transpose pooled), a backend that did not
 run, the refusal of an AVX2 run whose records name another ISA; and records of `bench --threads 1,2` (paired ratios, the
 interleaved speedup).
 
@@ -17,6 +18,7 @@ SRC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file_
 SCRIPT = os.path.join(SRC, "bench", "cpu_table.py")
 DENSE = "conv2d_backprop_input:input=8x8x8x8,filter=3x3x8x8,padding=SAME"
 DENSE2 = "conv2d_backprop_input:input=8x8x8x8,filter=1x1x8x8"
+TRANSPOSE = "conv2d_transpose:input=8x8x8x8,filter=3x3x8x8,stride=2x2,padding=SAME"
 DEPTHWISE = "depthwise_conv2d_backprop_input:input=8x8x8x8,filter=3x3x8x1,padding=SAME"
 FLOPS = 1e9  # nominal: a 10 ms run is 100 GFLOP/s
 USEFUL = 0.8e9  # the useful multiply-adds (no padding products): 80 GFLOP/s at 10 ms
@@ -136,6 +138,7 @@ def main():
     paired_and_interleaved()
     busy_probe()
     best_rounds()
+    pooled_geomean()
     print("cpu_table: all checks passed")
 
 
@@ -283,6 +286,43 @@ def best_rounds():
         check(len(geo) == 1, "one best-round geomean row: %s" % geo)
         g = [c.strip() for c in geo[0].strip("|").split("|")]
         check(g[1:] == ["1.25 (lowest 1.00)", "2.00 (lowest 2.00)"], "best-round geomean: %s" % g)
+
+
+def pooled_geomean():
+    """Issue 16's target pools backprop input and conv2d_transpose: the pooled row is the geomean
+    over both ops' layers, in the median-rate and the best-round tables, not a mean of the two
+    ops' geomeans."""
+    def layer(problem, backend, isa, median_ms, min_ms):
+        r = record(problem, backend, median_ms, isa)
+        r["useful_flops"], r["min_ms"] = USEFUL, min_ms
+        return r
+
+    with tempfile.TemporaryDirectory() as d:
+        # optimized / oneDNN: DENSE 10 / 12 = 1.20, DENSE2 5 / 10 = 2.00, TRANSPOSE 4 / 10 = 2.50:
+        # pooled (1.2 * 2 * 2.5)^(1/3) = 1.82 (the two ops' geomeans 1.55 and 2.50 would give
+        # 1.97 as a geomean, 2.02 as a mean). Best rounds: oneDNN's fastest 8, 8, 5 ms = 100,
+        # 100, 160 GFLOP/s useful against the peak of 200: ceilings 2.00, 2.00, 1.25 -> 1.71
+        # pooled. AVX2: every ratio 1.25 (oneDNN 5 ms, optimized 4): 1.25; no min_ms there.
+        write(d, "native-1.jsonl", [
+            layer(DENSE, "optimized", "avx512", 10.0, 9.0),
+            layer(DENSE, "onednn", "avx512_core", 12.0, 8.0),
+            layer(DENSE2, "optimized", "avx512", 5.0, 4.0),
+            layer(DENSE2, "onednn", "avx512_core", 10.0, 8.0),
+            layer(TRANSPOSE, "optimized", "avx512", 4.0, 4.0),
+            layer(TRANSPOSE, "onednn", "avx512_core", 10.0, 5.0)])
+        write(d, "avx2-1.jsonl", [record(p, b, ms, isa) for p in (DENSE, DENSE2, TRANSPOSE)
+                                  for b, ms, isa in (("optimized", 4.0, "avx2"),
+                                                     ("onednn", 5.0, "avx2"))])
+        rc, out, err = run(d)
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        name = "backprop input + conv2d_transpose"
+        rows = [[c.strip() for c in l.strip("|").split("|")] for l in out.splitlines()
+                if l.startswith("| %s |" % name)]
+        check(len(rows) == 2, "a pooled row in each geomean table: %s" % out)
+        check(rows[0][1] == "1.82 (lowest 1.20)" and rows[0][3] == "1.25 (lowest 1.25)",
+              "pooled geomeans: %s" % rows[0])
+        check(rows[1][1:] == ["1.71 (lowest 1.25)", "—"], "pooled best-round ceiling: %s" % rows[1])
+        check(row(out, "conv2d_transpose")[6] == "2.50 (2.50–2.50)", "the transpose's own ratio")
 
 
 if __name__ == "__main__":
