@@ -452,16 +452,27 @@ int cmd_inspect(const Args& args) {
     hi = std::max(hi, v);
     nonzero += v != 0;
   }
+  // Every NaN prints as numpy prints it, "nan" (iostreams write "-nan" for a set sign bit); the
+  // stats skip NaNs as numpy's nansum, nanmin and nanmax do (min and max of none: nan).
+  auto show = [](double v) {
+    std::ostringstream os;
+    if (std::isnan(v))
+      os << "nan";
+    else
+      os << v;
+    return os.str();
+  };
   std::cout << path << ": dtype " << dtype_name(t.dtype()) << ", shape " << shape_string(t.shape())
             << ", " << t.size() << " elements\n";
   if (t.size() > 0) {
-    std::cout << "  sum " << sum << ", min " << lo << ", max " << hi << ", nonzero " << nonzero
-              << ", NaN " << nan << "\n";
+    const bool any = nan < t.size();
+    std::cout << "  sum " << show(sum) << ", min " << show(any ? lo : NAN) << ", max "
+              << show(any ? hi : NAN) << ", nonzero " << nonzero << ", NaN " << nan << "\n";
   }
   const int64_t shown = vm.count("all") ? t.size() : std::min<int64_t>(t.size(), 16);
   const int64_t row = t.shape().empty() ? 1 : std::max<int64_t>(1, t.shape().back());
   for (int64_t i = 0; i < shown; ++i) {
-    std::cout << (i % row == 0 ? "  " : " ") << t.get(i) << ((i + 1) % row == 0 ? "\n" : "");
+    std::cout << (i % row == 0 ? "  " : " ") << show(t.get(i)) << ((i + 1) % row == 0 ? "\n" : "");
   }
   if (shown % row != 0) std::cout << "\n";
   if (shown < t.size()) std::cout << "  ... (" << t.size() - shown << " more; --all prints all)\n";

@@ -100,6 +100,19 @@ for f in le_c le_f be_c be_f; do
   if head -c 128 "$T/dx_$f.npy" | grep -aq "'descr': '<f4', 'fortran_order': False"; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: dx_$f.npy not written '<f4' C order"; fi
 done
+# inspect prints every NaN as numpy does, "nan" (a NaN with its sign bit set printed "-nan"), and
+# its stats skip NaNs as numpy's nansum, nanmin and nanmax (min and max of none: nan).
+npyd nans.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }" \
+  '\x00\x00\xc0\xff\x00\x00\xc0\x7f\x00\x00\x80\xff\x00\x00\xc0\x3f'
+out=$("$CC" inspect "$T/nans.npy" --all)
+values=$(echo "$out" | tail -n +3 | tr -s ' \n' ' ')
+if [ "$values" = " nan nan -inf 1.5 " ] &&
+  echo "$out" | grep -q "sum -inf, min -inf, max 1.5, nonzero 2, NaN 2"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: inspect of NaNs: '$out'"; fi
+npyd allnan.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }" \
+  '\x00\x00\xc0\xff\x00\x00\xc0\xff'
+if "$CC" inspect "$T/allnan.npy" | grep -q "sum 0, min nan, max nan, nonzero 0, NaN 2"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: inspect of NaNs only"; fi
 npy native.npy "{'descr': '=f4', 'fortran_order': False, 'shape': (2, 2, 1, 1), }" 16
 bad "byte order '='" native.npy
 npy dict.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 1, 1)" 16
