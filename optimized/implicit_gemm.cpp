@@ -489,7 +489,12 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // hardware prefetcher; that pass prefetches the next block's rows into L2 (measured
             // ResNet's 1x1 backprop input 0.93 -> 1.10 of oneDNN on AVX2, 1.03 -> 1.10 on AVX-512,
             // 1 thread, 2026-11-25; with several taps, and prefetching the result rows, no gain).
-            const bool pf = ne > te && taps == 1;
+            // Only when one thread runs: with two, on the Xeon guest, the same layer ran at 0.90
+            // of oneDNN with the prefetch and 0.99 without on AVX-512, 0.94 and 1.02 on AVX2
+            // (paired medians, 6-8 interleaved rounds, 2026-11-27; spread through the kernel's
+            // reduction steps instead of a burst per tile, 0.91); one thread 1.00 / 1.00 and
+            // 1.04 / 1.02 there.
+            const bool pf = ne > te && taps == 1 && nt == 1;
             if (one_chunk && ne > te) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
