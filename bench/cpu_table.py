@@ -46,7 +46,8 @@ def geo_rows(tables):
     for op in OPS.values():
         yield op, [t.get(op) for t in tables]
     for name, ops in GROUPS.items():
-        yield name, [sum((t.get(o, []) for o in ops), []) for t in tables]
+        if all(any(t.get(o) for t in tables) for o in ops):  # else it repeats one op's row
+            yield name, [sum((t.get(o, []) for o in ops), []) for t in tables]
 
 
 def load(pattern):

@@ -114,7 +114,7 @@ class PixelOrder {
  public:
   template <class T>
   PixelOrder(const ImplicitGemm<T>& p, const Phase& ph, int64_t mr)
-      : N_(p.N), per_image_(ph.rows * ph.cols), cols_(std::max<int64_t>(ph.cols, 1)) {
+      : N_(p.N), per_image_(ph.rows * ph.cols), rows_(ph.rows), cols_(ph.cols) {
     if (N_ <= 0 || per_image_ <= 0) return;  // nothing to order
     // Each grid row's (column's) tap rows (columns) inside the source, as a class id. A row's
     // valid taps form an interval whose ends move monotonically, so there are at most about
@@ -172,20 +172,22 @@ class PixelOrder {
 
   // Pixels q0, q0 + 1, ..., q0 + count - 1 as (n, u, v). Within a run of images: class by class,
   // and within a class image by image, each image's pixels of the class in row-major order.
-  // Divides once per class a range crosses and steps otherwise: worked out per pixel (a tile's
-  // MR of them), the divisions and class search cost ResNet conv2's 3x3 backprop input about
-  // 10 % on AVX-512, where one panel takes all 64 channels and uses each table once (measured
-  // 2026-11-27 by a build that filled every table twice: 1.22-1.30 -> 1.10-1.13 of oneDNN).
+  // Steps from pixel to pixel, dividing and searching the classes once per class the range
+  // crosses (the fill used to, three to five divisions and a search per pixel). Filling the
+  // tables cost about 10 % of ResNet conv2's 3x3 backprop input on AVX-512, where one panel
+  // takes all 64 channels and uses each table once (a build that filled each table twice:
+  // 1.22-1.30 -> 1.10-1.13 of oneDNN, 2026-11-27).
   void pixels(int64_t q0, int64_t count, int64_t* n, int64_t* u, int64_t* v) const {
-    if (start_.empty()) {  // the plain order: row-major over the batch
-      int64_t nn = q0 / per_image_, uu = q0 % per_image_ / cols_, vv = q0 % cols_;
+    if (start_.empty()) {                        // the plain order: row-major over the batch
+      const int64_t rows = rows_, cols = cols_;  // locals: the outputs may alias members
+      int64_t nn = q0 / per_image_, uu = q0 % per_image_ / cols, vv = q0 % cols;
       for (int64_t i = 0; i < count; ++i) {
         n[i] = nn;
         u[i] = uu;
         v[i] = vv;
-        if (++vv == cols_) {
+        if (++vv == cols) {
           vv = 0;
-          if (++uu == per_image_ / cols_) uu = 0, ++nn;
+          if (++uu == rows) uu = 0, ++nn;
         }
       }
       return;
@@ -208,7 +210,7 @@ class PixelOrder {
   }
 
  private:
-  int64_t N_, per_image_, cols_ = 1, run_ = 1;
+  int64_t N_, per_image_, rows_, cols_, run_ = 1;
   std::vector<int64_t> pu_, pv_;  // one image's pixels (row u, column v), class by class
   std::vector<int64_t> start_;    // class k's: [start_[k], start_[k + 1]); empty: plain order
 };

@@ -53,7 +53,7 @@ struct Avx2F32 {
   static V load_n(const T* p, int64_t n) { return _mm256_maskload_ps(p, mask(n)); }
   static void store_n(T* p, V v, int64_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   // Transposes the 8 x 8 block src[i*lds + j] into dst[j*ldd + i]; ORs into *nonfinite a mask
-  // whose bits mark columns that hold an Inf or NaN.
+  // that is nonzero iff the block holds an Inf or NaN.
   static constexpr int kTranspose = 8;
   static void transpose_block(const T* src, int64_t lds, T* dst, int64_t ldd, uint32_t* nonfinite) {
     __m256 r[8], t[8];
@@ -140,7 +140,7 @@ struct Avx512F32 {
   // (The _maskz_ forms with a full mask are the plain instructions; GCC 12 warns about the
   // unmasked intrinsics' internal undefined operand.)
   // Transposes the 16 x 16 block src[i*lds + j] into dst[j*ldd + i]; ORs into *nonfinite a mask
-  // whose bits mark rows that hold an Inf or NaN.
+  // that is nonzero iff the block holds an Inf or NaN.
   static constexpr int kTranspose = 16;
   static constexpr int kRegs = 32;
   static void transpose_block(const T* src, int64_t lds, T* dst, int64_t ldd, uint32_t* nonfinite) {

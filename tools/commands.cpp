@@ -432,6 +432,18 @@ int cmd_operands(const Args& args) {
   return kOk;
 }
 
+namespace {
+
+// A value as numpy prints it: every NaN as "nan" (iostreams write "-nan" for a set sign bit).
+struct AsNumpy {
+  double v;
+};
+std::ostream& operator<<(std::ostream& os, AsNumpy x) {
+  return std::isnan(x.v) ? os << "nan" : os << x.v;
+}
+
+}  // namespace
+
 int cmd_inspect(const Args& args) {
   po::options_description desc("inspect");
   desc.add_options()("file", po::value<std::string>(), ".npy file")(
@@ -452,27 +464,19 @@ int cmd_inspect(const Args& args) {
     hi = std::max(hi, v);
     nonzero += v != 0;
   }
-  // Every NaN prints as numpy prints it, "nan" (iostreams write "-nan" for a set sign bit); the
-  // stats skip NaNs as numpy's nansum, nanmin and nanmax do (min and max of none: nan).
-  auto show = [](double v) {
-    std::ostringstream os;
-    if (std::isnan(v))
-      os << "nan";
-    else
-      os << v;
-    return os.str();
-  };
+  // The stats skip NaNs as numpy's nansum, nanmin and nanmax do (min and max of none: nan).
   std::cout << path << ": dtype " << dtype_name(t.dtype()) << ", shape " << shape_string(t.shape())
             << ", " << t.size() << " elements\n";
   if (t.size() > 0) {
     const bool any = nan < t.size();
-    std::cout << "  sum " << show(sum) << ", min " << show(any ? lo : NAN) << ", max "
-              << show(any ? hi : NAN) << ", nonzero " << nonzero << ", NaN " << nan << "\n";
+    std::cout << "  sum " << AsNumpy{sum} << ", min " << AsNumpy{any ? lo : NAN} << ", max "
+              << AsNumpy{any ? hi : NAN} << ", nonzero " << nonzero << ", NaN " << nan << "\n";
   }
   const int64_t shown = vm.count("all") ? t.size() : std::min<int64_t>(t.size(), 16);
   const int64_t row = t.shape().empty() ? 1 : std::max<int64_t>(1, t.shape().back());
   for (int64_t i = 0; i < shown; ++i) {
-    std::cout << (i % row == 0 ? "  " : " ") << show(t.get(i)) << ((i + 1) % row == 0 ? "\n" : "");
+    std::cout << (i % row == 0 ? "  " : " ") << AsNumpy{t.get(i)}
+              << ((i + 1) % row == 0 ? "\n" : "");
   }
   if (shown % row != 0) std::cout << "\n";
   if (shown < t.size()) std::cout << "  ... (" << t.size() - shown << " more; --all prints all)\n";
