@@ -25,6 +25,12 @@ json::Value relations_json(const std::vector<RelationResult>& rs) {
     o["residual"] = r.residual;
     o["slack"] = r.slack;
     o["detail"] = r.detail;
+    // nan_footprint's two counts, where it found NaN out of place (absent: none, or another
+    // relation, or a rerun failure, which the detail names).
+    if (r.nan_extra != 0 || r.nan_missing != 0) {
+      o["nan_extra"] = r.nan_extra;
+      o["nan_missing"] = r.nan_missing;
+    }
     a.push_back(std::move(o));
   }
   return a;
@@ -41,8 +47,12 @@ std::vector<RelationResult> relations_of(const json::Object& o, const char* key)
     r.residual = json::number_of(x, "residual");
     r.slack = json::number_of(x, "slack");
     r.detail = json::string_of(x, "detail");
-    // nan_extra / nan_missing are not in the JSON (the detail says both): a record read back
-    // has them 0, as for a relation's rerun failure.
+    if (x.find("nan_extra") || x.find("nan_missing")) {
+      r.nan_extra = json::integer_of(x, "nan_extra");
+      r.nan_missing = json::integer_of(x, "nan_missing");
+      if (r.nan_extra < 0 || r.nan_missing < 0)
+        throw std::runtime_error("field \"nan_extra\" or \"nan_missing\" is negative");
+    }
     out.push_back(std::move(r));
   }
   return out;

@@ -115,7 +115,7 @@ struct RelationResult {
   /// metamorphic:nan_footprint's comparison alone: results that are NaN though no term connects
   /// them to the NaN (it reached too far), and connected results that are not NaN (it was lost).
   /// Zero for every other relation and for the relation's rerun failures (crash, bounds,
-  /// determinism). Not in the JSON form: `detail` says both.
+  /// determinism). In the JSON form where either is nonzero (oracle/json.cpp), and in `detail`.
   int64_t nan_extra = 0, nan_missing = 0;
 };
 

@@ -219,6 +219,36 @@ BOOST_AUTO_TEST_CASE(a_case_round_trips_through_jsonl) {
   }
 }
 
+// nan_footprint's counts survive the JSON (they were dropped before 2026-11-27: a record read
+// back said 0 and 0); a relation without them writes neither field.
+BOOST_AUTO_TEST_CASE(nan_footprint_counts_round_trip) {
+  Record r = record("conv2d:input=1x3x3x1,filter=2x2x1x1", "plugin:x", "fail");
+  RelationResult spread;
+  spread.name = "metamorphic:nan_footprint";
+  spread.passed = false;
+  spread.detail =
+      "NaN at input element 2: ... (3 NaN results no term connects, 1 connected "
+      "results not NaN)";
+  spread.nan_extra = 3;
+  spread.nan_missing = 1;
+  RelationResult other;
+  other.name = "metamorphic:format";
+  r.result.metamorphic = {other, spread};
+  const std::string line = to_jsonl(r);
+  BOOST_TEST(line.find("\"nan_extra\":3,\"nan_missing\":1") != std::string::npos, line);
+  BOOST_TEST(line.find("nan_extra") == line.rfind("nan_extra"), "one relation has them: " << line);
+  const Record back = parse_record(line);
+  BOOST_TEST_REQUIRE(back.result.metamorphic.size() == 2u);
+  BOOST_TEST(back.result.metamorphic[1].nan_extra == 3);
+  BOOST_TEST(back.result.metamorphic[1].nan_missing == 1);
+  BOOST_TEST(back.result.metamorphic[0].nan_extra == 0);
+  BOOST_TEST(to_jsonl(back) == line);
+  // A negative count is a malformed record, not a count.
+  std::string bad = line;
+  bad.replace(bad.find("\"nan_missing\":1"), 15, "\"nan_missing\":-1");
+  BOOST_CHECK_THROW(parse_record(bad), std::exception);
+}
+
 BOOST_AUTO_TEST_CASE(truncated_last_line_is_ignored) {
   TempDir t;
   const std::string a =
