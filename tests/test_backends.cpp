@@ -216,27 +216,37 @@ void run_comparator_table(const Subject& s) {
   }
 }
 
-// Every 12th line of the conformance suite, with its fill (else exact and real).
+// Every 12th line of the conformance suite, with its fill (else exact and real); where that
+// judges fewer than kJudged lines (lines left out below, lines a comparator declines), more
+// lines spread over the suite (every 12th from another offset) until kJudged are judged. A
+// declined line is still checked (its record says unsupported, naming the library) but not
+// counted, so the sample judges kJudged lines on every backend: until 2026-11-27 declined lines
+// counted: oneDNN's every-12th sample passed its ">= 40" with 16 lines judged and 25 declined.
 void run_conformance_sample(const Subject& s) {
+  constexpr int kJudged = 40;
   const Suite suite = read_suite("conformance");
-  int run = 0, left_out = 0, special_left_out = 0;
-  for (std::size_t i = 0; i < suite.entries.size(); i += 12, ++run) {
-    const SuiteEntry& e = suite.entries[i];
-    if (s.no_bf16_sample != nullptr && e.problem.dtype == DType::bf16) {
-      ++left_out;
-      continue;
-    }
-    if (s.no_special_fill != nullptr && e.fill && parse_fill(*e.fill) == FillKind::special) {
-      ++special_left_out;
-      continue;
-    }
-    BOOST_TEST_CONTEXT(suite.path << ":" << e.line) {
-      if (e.fill) {
-        const std::optional<FillKind> fill = parse_fill(*e.fill);
-        BOOST_TEST_REQUIRE(fill.has_value(), *e.fill);
-        testbed::expect_pass(backend(s.name), to_string(e.problem), *fill, 11, general(s));
-      } else {
-        testbed::expect_pass_exact_and_real(backend(s.name), to_string(e.problem), general(s));
+  int judged = 0, declined = 0, left_out = 0, special_left_out = 0;
+  for (std::size_t start : {0, 6, 3, 9, 1, 7, 4, 10, 2, 8, 5, 11}) {
+    for (std::size_t i = start; i < suite.entries.size(); i += 12) {
+      if (start > 0 && judged >= kJudged) break;
+      const SuiteEntry& e = suite.entries[i];
+      if (s.no_bf16_sample != nullptr && e.problem.dtype == DType::bf16) {
+        ++left_out;
+        continue;
+      }
+      if (s.no_special_fill != nullptr && e.fill && parse_fill(*e.fill) == FillKind::special) {
+        ++special_left_out;
+        continue;
+      }
+      ++(backend(s.name).can_implement(CheckedProblem(e.problem)).ok() ? judged : declined);
+      BOOST_TEST_CONTEXT(suite.path << ":" << e.line) {
+        if (e.fill) {
+          const std::optional<FillKind> fill = parse_fill(*e.fill);
+          BOOST_TEST_REQUIRE(fill.has_value(), *e.fill);
+          testbed::expect_pass(backend(s.name), to_string(e.problem), *fill, 11, general(s));
+        } else {
+          testbed::expect_pass_exact_and_real(backend(s.name), to_string(e.problem), general(s));
+        }
       }
     }
   }
@@ -247,7 +257,11 @@ void run_conformance_sample(const Subject& s) {
     BOOST_TEST_MESSAGE(s.name << ": " << special_left_out
                               << " special-fill lines of the sample left out: "
                               << s.no_special_fill);
-  BOOST_TEST(run - left_out - special_left_out >= 40);
+  BOOST_TEST_MESSAGE(s.name << ": conformance sample: " << judged << " lines judged, " << declined
+                            << " declined");
+  BOOST_TEST(judged >= kJudged, s.name << ": " << judged << " lines judged (" << declined
+                                       << " declined, " << left_out + special_left_out
+                                       << " left out); the sample wants " << kJudged);
 }
 
 void run_empty_operand_gives_zeros(const Subject& s) {
