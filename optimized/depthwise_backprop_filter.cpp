@@ -19,12 +19,18 @@ namespace convcheck::opt {
 
 namespace {
 
-// Chunks: at most this many, each of about kChunkElements out_backprop elements or more (a
-// function of the problem alone, so the summation order is too), their rows split evenly: cut
-// at kChunkElements with a short last chunk, MobileNet's dw4s2 made 11 chunks of 10 rows and one
-// of 2, and with 2 threads one took 60 rows and the other 52.
+// Chunks: at most kMaxChunks, as many as rows of kChunkElements out_backprop elements take (a
+// function of the problem alone, so the summation order is too), chunk k holding rows
+// [k * rows / chunks, (k + 1) * rows / chunks): sizes within one of each other, and any run of
+// consecutive chunks (a thread's share under a static schedule) within one of its share of the
+// rows. Cut at kChunkElements with a short last chunk, MobileNet's dw4s2 made 11 chunks of 10
+// rows and one of 2, and at 2 threads one took 60 rows and the other 52 (56 and 56 now).
 constexpr int64_t kMaxChunks = 64;
 constexpr int64_t kChunkElements = 1 << 15;
+
+int64_t chunk_begin(int64_t rows, int64_t chunks, int64_t k) {
+  return k * rows / chunks;
+}
 
 }  // namespace
 
@@ -43,14 +49,13 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
   const int64_t rows_per_chunk =
       std::max(ceil_div(rows, kMaxChunks), ceil_div(kChunkElements, row_elements));
   const int64_t chunks = ceil_div(rows, rows_per_chunk);
-  const EvenSplit split(rows, chunks);
   Buffer<T> partial(chunks * size);
   partial.zero();
   const KernelTable<T>& kt = kernels<T>();
   const int threads = thread_count();
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
   for (int64_t ch = 0; ch < chunks; ++ch) {
-    const int64_t row0 = split.begin(ch), row1 = row0 + split.size(ch);
+    const int64_t row0 = chunk_begin(rows, chunks, ch), row1 = chunk_begin(rows, chunks, ch + 1);
     T* acc = partial.data() + ch * size;
     // Triples (out_backprop row, a, input row) of the chunk, in row order.
     std::vector<int64_t> list;
