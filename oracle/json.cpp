@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "core/json_reader.h"
 #include "core/problem.h"
@@ -50,8 +52,9 @@ std::vector<RelationResult> relations_of(const json::Object& o, const char* key)
     if (x.find("nan_extra") || x.find("nan_missing")) {
       r.nan_extra = json::integer_of(x, "nan_extra");
       r.nan_missing = json::integer_of(x, "nan_missing");
-      if (r.nan_extra < 0 || r.nan_missing < 0)
-        throw std::runtime_error("field \"nan_extra\" or \"nan_missing\" is negative");
+      for (const auto& [key, value] :
+           {std::pair{"nan_extra", r.nan_extra}, std::pair{"nan_missing", r.nan_missing}})
+        if (value < 0) throw std::runtime_error(std::string("field \"") + key + "\" is negative");
     }
     out.push_back(std::move(r));
   }

@@ -21,7 +21,8 @@
 //   contract        the backend's declared numeric contract
 //   bound_usage, mismatches, first_offender {coord, index, ref, got, bound} or null
 //   adjoint[], metamorphic[]    {name, applicable, passed (null when not applicable), residual,
-//                   slack, detail}
+//                   slack, detail}; a failing nan_footprint comparison adds nan_extra and
+//                   nan_missing (its two counts)
 //   ms              the main run's time (the only field that changes between identical runs)
 //   tf_admission    {cpu: {kind, message}, gpu: {kind, message}}
 //   odd_one_out     the backend that alone disagreed on this case, or null
