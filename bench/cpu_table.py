@@ -62,10 +62,16 @@ def load(pattern):
     return runs
 
 
-def by_key(records):
-    """(problem, backend) -> record, at the run's largest thread count."""
-    top = max((r.get("threads", 0) for r in records), default=0)
-    return {(r["problem"], r["backend"]): r for r in records if r.get("threads", 0) == top}
+def by_key(records, threads=None):
+    """(problem, backend) -> record, at that thread count (default: the run's largest)."""
+    if threads is None:
+        threads = max((r.get("threads", 0) for r in records), default=0)
+    return {(r["problem"], r["backend"]): r for r in records if r.get("threads", 0) == threads}
+
+
+def op_label(problem):
+    name = problem.split(":")[0]
+    return OPS.get(name, name)
 
 
 def main():
@@ -100,6 +106,16 @@ def main():
         """The record when that backend ran the problem in that run, else None."""
         r = run.get((problem, backend))
         return r if r and r.get("ran") else None
+
+    def interleaved_speedup(problem, backend):
+        """The median over runs of the 2-thread records' speedup over 1 thread, or None."""
+        v = [r["speedup"] for r in (rec(run, problem, backend) for run in nat)
+             if r and r.get("speedup") and r.get("speedup_base_threads") == 1
+             and r.get("threads") == 2]
+        return statistics.median(v) if v else None
+
+    def fmt_speedup(x):
+        return "—" if x is None else "%.2fx" % x
 
     def med(runs, problem, backend, field):
         v = [r[field] for r in (rec(run, problem, backend) for run in runs) if r]
@@ -170,10 +186,9 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     geo = {"native": {}, "avx2": {}}
     ceil = {"native": {}, "avx2": {}}
-    speedups = {}  # (problem, backend) -> the median of the interleaved per-round speedups
     last_tag = None
     for problem, tag in order:
-        op = OPS.get(problem.split(":")[0], problem.split(":")[0])
+        op = op_label(problem)
         opt_ms = med(nat, problem, "optimized", "median_ms")
         gf = med(nat, problem, "optimized", "gflops")
         depthwise = problem.startswith("depthwise")
@@ -193,19 +208,11 @@ def main():
                 geo[k].setdefault(op, []).append(m)
             if c:
                 ceil[k].setdefault(op, []).append(c)
-        def interleaved_speedup(backend):
-            v = [r["speedup"] for r in (rec(run, problem, backend) for run in nat)
-                 if r and r.get("speedup") and r.get("speedup_base_threads") == 1
-                 and r.get("threads") == 2]
-            if not v:
-                return "—"
-            speedups[(problem, backend)] = statistics.median(v)
-            return "%.2fx" % speedups[(problem, backend)]
-
-        speedup, dnn_speedup = interleaved_speedup("optimized"), interleaved_speedup("onednn")
+        speedup, dnn_speedup = (fmt_speedup(interleaved_speedup(problem, b))
+                                for b in ("optimized", "onednn"))
         t1 = [r["median_ms"] for r in (rec(run, problem, "optimized") for run in single) if r]
         if speedup == "—" and t1 and opt_ms:
-            speedup = "%.2fx" % (statistics.median(t1) / opt_ms)
+            speedup = fmt_speedup(statistics.median(t1) / opt_ms)
         fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             tag if tag != last_tag else "", op, fmt(opt_ms), fmt(gf, 0),
@@ -251,7 +258,7 @@ def main():
     for problem, tag in order:
         if problem.startswith("depthwise"):
             continue
-        op = OPS.get(problem.split(":")[0], problem.split(":")[0])
+        op = op_label(problem)
         cells = []
         for k, runs, avx2_peak in (("native", nat, False), ("avx2", cap, True)):
             peak = peak_max[avx2_peak]
@@ -277,10 +284,11 @@ def main():
     # each count's fastest round over all runs is the nearest this machine comes to the code
     # running with both CPUs to itself. The main table's medians remain the figure the issue's
     # target is read from.
+    by_threads = {t: [by_key(run, t) for run in native] for t in (1, 2)}
+
     def fastest(problem, backend, threads):
-        v = [r["min_ms"] for run in native for r in run
-             if r["problem"] == problem and r["backend"] == backend and r.get("ran")
-             and r.get("threads") == threads and r.get("min_ms", 0) > 0]
+        v = [r["min_ms"] for r in (rec(run, problem, backend) for run in by_threads[threads])
+             if r and r.get("min_ms", 0) > 0]
         return min(v, default=None)
 
     scaling = []
@@ -307,12 +315,13 @@ def main():
     def times(x):
         # Counted unrounded; a value just below the target shows it (1.796x, not 1.80x).
         return "—" if x is None else ("%.3fx" if 1.795 <= x < 1.8 else "%.2fx") % x
+
     last_tag = None
     for problem, tag, cells in scaling:
-        op = OPS.get(problem.split(":")[0], problem.split(":")[0])
+        op = op_label(problem)
         out = []
         for i, backend in enumerate(("optimized", "onednn")):
-            m = speedups.get((problem, backend))
+            m = interleaved_speedup(problem, backend)
             for kind, x in (("median", m), ("fastest", cells[i])):
                 if x is not None and x < 1.8:
                     below[kind][i] += 1

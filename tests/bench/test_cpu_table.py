@@ -393,5 +393,6 @@ def fastest_round_scaling():
               "2, 1." in out, "the counts: %s" % out)
         check(row(out, "backprop input")[12:] == ["1.70x", "1.50x"], "the main table's columns")
 
+
 if __name__ == "__main__":
     main()
