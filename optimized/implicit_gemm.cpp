@@ -455,6 +455,11 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   }
   if (nonfinite) return false;
 
+  // The result tiles of each (phase, group, panel group), split among the threads and handed
+  // out in blocks (internal.h's StealingRanges: a thread done early finishes a slowed one's
+  // blocks). A tile's operations are the same in any block, so results do not depend on which
+  // thread ran it.
+  std::vector<StealingRanges> work;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
 #ifdef _OPENMP
@@ -462,30 +467,37 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 #else
     const int tid = 0, nt = 1;
 #endif
+#pragma omp single
+    for (std::size_t i = 0; i < nph; ++i)
+      for (int64_t k = 0; k < p.groups * ((nblocks + group_size - 1) / group_size); ++k)
+        work.emplace_back((p.N * p.phases[i].rows * p.phases[i].cols + MR - 1) / MR, nt,
+                          tiles_per_block);
+    // (the single's barrier: every thread sees `work` whole)
     // Two tables, this block's and the next one's. A table holds one chunk's taps (ctaps): a
     // filter of more taps than a chunk takes (a huge or very thin one) refills it per chunk, so
     // the tables stay within a few times what the block's source rows take in L2.
     BlockTables<T> tables(p, zeros.data(), MR, tiles_per_block, ctaps, 2);
+    std::size_t w = 0;
     for (std::size_t i = 0; i < nph; ++i) {
       const Phase& ph = p.phases[i];
       const int64_t M = p.N * ph.rows * ph.cols;
-      if (M == 0) continue;
       const int64_t taps = ntaps[i];
       const int64_t tiles = (M + MR - 1) / MR;
-      int64_t t0, t1;
-      split_range(tiles, nt, tid, &t0, &t1);
       for (int64_t g = 0; g < p.groups; ++g) {
         for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
-          // With one chunk of taps (nearly every layer) a block's table serves all its panels
-          // and the next block's is filled ahead; with several, each chunk refills it.
+          StealingRanges& blocks = work[w++];
+          // With one chunk of taps (nearly every layer) a block's table serves all its panels;
+          // with several, each chunk refills it.
           const bool one_chunk = chunks.tap_groups(taps) == 1;
           int cur = 0;
-          if (one_chunk && t0 < t1)
-            tables.fill(ph, order[i], g, t0, std::min(t1, t0 + tiles_per_block), cur, 0);
-          for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
-            const int64_t te = std::min(t1, tb + tiles_per_block);
-            const int64_t ne = std::min(t1, te + tiles_per_block);
+          bool filled = false;  // table `cur` already holds this block's first chunk
+          int64_t tb, te;
+          while (blocks.next(tid, &tb, &te)) {
+            if (one_chunk && !filled) tables.fill(ph, order[i], g, tb, te, cur, 0);
+            // One thread takes the blocks in order, so the next one is known and its table is
+            // filled ahead, for the prefetch below.
+            const int64_t ne = nt == 1 ? std::min(tiles, te + tiles_per_block) : te;
             // One tap (a 1x1 layer, a stride phase with one tap): each source row is read from
             // memory by one tile of the block's first panel, too little of a stream for the
             // hardware prefetcher; that pass prefetches the next block's rows into L2 (measured
@@ -496,8 +508,9 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // (paired medians, 6-8 interleaved rounds, 2026-11-27; spread through the kernel's
             // reduction steps instead of a burst per tile, 0.91); one thread 1.00 / 1.00 and
             // 1.04 / 1.02 there.
-            const bool pf = ne > te && taps == 1 && nt == 1;
-            if (one_chunk && ne > te) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
+            const bool pf = ne > te && taps == 1;
+            filled = one_chunk && ne > te;
+            if (filled) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;
