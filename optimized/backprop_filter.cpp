@@ -2,6 +2,7 @@
 // out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -417,6 +418,15 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // shares of every chunk count (which alone decides the arithmetic).
   const int64_t parts = threads / std::gcd<int64_t>(threads, chunks);
   const int64_t items = chunks * parts;
+  // Units: each item's tiles in near-equal runs, at least four units a thread (one thread: whole
+  // items), handed out
+  // through StealingRanges (internal.h: a thread done early takes a slowed one's last units).
+  // A thread takes its own units in order, so consecutive units share the item's rows, still in
+  // its caches. A tile's terms do not depend on the run it is in.
+  const int64_t runs_per_item = threads > 1 ? std::clamp<int64_t>(ceil_div(4 * threads, items), 1,
+                                                                  std::max<int64_t>(1, tiles))
+                                            : 1;
+  std::unique_ptr<StealingRanges> units;
 
 #pragma omp parallel num_threads(threads) if (threads > 1 && items * tiles > 1)
   {
@@ -425,20 +435,25 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
 #else
     const int tid = 0, nt = 1;
 #endif
+#pragma omp single
+    units = std::make_unique<StealingRanges>(items * runs_per_item, nt, 1);
     Packs<T> pk;
     if (P.pack) {
       pk.b.resize(static_cast<std::size_t>(P.sub_rows * g.OW * P.NR));
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
     }
-    int64_t i0, i1;
-    split_range(items, nt, tid, &i0, &i1);
-    for (int64_t item = i0; item < i1; ++item) {
-      const int64_t chunk = item / parts, part = item % parts;
-      int64_t r0, r1, t0, t1;
-      split_range(rows, static_cast<int>(chunks), static_cast<int>(chunk), &r0, &r1);
-      split_range(tiles, static_cast<int>(parts), static_cast<int>(part), &t0, &t1);
-      T* const out = chunk == 0 ? first : partial + (chunk - 1) * filter_elements;
-      tap_runs(P, r0, r1, t0, t1, out, &pk);
+    int64_t u0, u1;
+    while (units->next(tid, &u0, &u1)) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t item = u / runs_per_item, chunk = item / parts, part = item % parts;
+        int64_t r0, r1, p0, p1, t0, t1;
+        split_range(rows, static_cast<int>(chunks), static_cast<int>(chunk), &r0, &r1);
+        split_range(tiles, static_cast<int>(parts), static_cast<int>(part), &p0, &p1);
+        split_range(p1 - p0, static_cast<int>(runs_per_item), static_cast<int>(u % runs_per_item),
+                    &t0, &t1);
+        T* const out = chunk == 0 ? first : partial + (chunk - 1) * filter_elements;
+        if (t1 > t0) tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
+      }
     }
     if (chunks > 1) {
       // Partials in chunk order.

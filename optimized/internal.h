@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include "core/problem.h"
@@ -96,6 +98,10 @@ inline void split_range(int64_t n, int parts, int part, int64_t* begin, int64_t*
 /// depend on who took what.
 class StealingRanges {
  public:
+  /// Tests: the thread taking part `part` (-1: none) sleeps 100 us before each piece it asks for,
+  /// so that the others take most of its part; results must not change. Not while an op runs.
+  static inline std::atomic<int> stalled_part_for_tests{-1};
+
   StealingRanges(int64_t n, int parts, int64_t piece)
       : parts_(parts < 1 ? 1 : parts),
         piece_(piece < 1 ? 1 : piece),
@@ -114,6 +120,8 @@ class StealingRanges {
   /// The next piece for thread `part` (0 <= part < parts): [*begin, *end); false when every part
   /// is spent.
   bool next(int part, int64_t* begin, int64_t* end) {
+    if (part == stalled_part_for_tests.load(std::memory_order_relaxed))
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     int64_t b, e;
     if (!take(r_[part].v, true, &b, &e)) {
       bool got = false;

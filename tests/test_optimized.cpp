@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/cpu.h"
@@ -69,8 +70,101 @@ BOOST_AUTO_TEST_CASE(bitwise_identical_across_runs_and_thread_counts) {
       omp_set_num_threads(threads);
       BOOST_TEST((result_bytes(p) == first), text << " with " << threads << " threads");
     }
+    // A slowed thread: the others take most of its work (StealingRanges).
+    opt::StealingRanges::stalled_part_for_tests = 1;
+    for (int threads : {2, 3}) {
+      omp_set_num_threads(threads);
+      BOOST_TEST((result_bytes(p) == first),
+                 text << " with " << threads << " threads, the second slowed");
+    }
+    opt::StealingRanges::stalled_part_for_tests = -1;
   }
   omp_set_num_threads(saved);
+}
+
+namespace {
+
+struct Piece {
+  int64_t begin, end;
+  int by;  // the asking part
+};
+
+// Every index of [0, n) in exactly one piece, no piece empty or longer than `piece`.
+void expect_exact_cover(std::vector<Piece> pieces, int64_t n, int64_t piece,
+                        const std::string& what) {
+  std::sort(pieces.begin(), pieces.end(),
+            [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
+  int64_t at = 0;
+  for (const Piece& x : pieces) {
+    BOOST_TEST(x.begin == at, what << ": a piece begins at " << x.begin << ", expected " << at);
+    BOOST_TEST(x.end > x.begin, what);
+    BOOST_TEST(x.end - x.begin <= piece, what);
+    at = x.end;
+  }
+  BOOST_TEST(at == n, what);
+}
+
+}  // namespace
+
+// StealingRanges (internal.h): each part's owner takes its own range from the front, in order; a
+// part no thread asks for is taken by the others; concurrent askers never share an index.
+BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
+  struct Row {
+    int64_t n;
+    int parts;
+    int64_t piece;
+  };
+  for (const Row& row : {Row{0, 2, 4}, Row{1, 2, 4}, Row{10, 3, 4}, Row{1000, 2, 7},
+                         Row{1000, 5, 1}, Row{37, 4, 100}}) {
+    const std::string what = "n " + std::to_string(row.n) + ", " + std::to_string(row.parts) +
+                             " parts, pieces of " + std::to_string(row.piece);
+    // Only part 0 asks: its own range first, in order, then everything else.
+    {
+      opt::StealingRanges r(row.n, row.parts, row.piece);
+      std::vector<Piece> got;
+      int64_t b, e;
+      while (r.next(0, &b, &e)) got.push_back({b, e, 0});
+      int64_t own_begin, own_end, at = 0;
+      opt::split_range(row.n, row.parts, 0, &own_begin, &own_end);
+      std::size_t k = 0;
+      for (; k < got.size() && at < own_end; ++k) {
+        BOOST_TEST(got[k].begin == at, what);
+        at = got[k].end;
+      }
+      BOOST_TEST(at == own_end, what);
+      expect_exact_cover(got, row.n, row.piece, what + ", one asker");
+    }
+    // Every part asks from its own thread, part 1 slowed.
+    {
+      opt::StealingRanges r(row.n, row.parts, row.piece);
+      std::vector<std::vector<Piece>> by(static_cast<std::size_t>(row.parts));
+      opt::StealingRanges::stalled_part_for_tests = 1;
+      std::vector<std::thread> threads;
+      for (int part = 0; part < row.parts; ++part)
+        threads.emplace_back([&, part] {
+          int64_t b, e;
+          while (r.next(part, &b, &e)) by[static_cast<std::size_t>(part)].push_back({b, e, part});
+        });
+      for (std::thread& t : threads) t.join();
+      opt::StealingRanges::stalled_part_for_tests = -1;
+      std::vector<Piece> all;
+      for (const auto& v : by) all.insert(all.end(), v.begin(), v.end());
+      expect_exact_cover(all, row.n, row.piece, what + ", concurrent");
+      // The slowed part's range was mostly taken by others (it sleeps before each piece).
+      int64_t b1, e1, stolen = 0;
+      opt::split_range(row.n, row.parts, 1, &b1, &e1);
+      for (const Piece& x : all)
+        if (x.by != 1 && x.begin >= b1 && x.end <= e1) stolen += x.end - x.begin;
+      if (e1 - b1 >= 4 * row.piece) BOOST_TEST(stolen > 0, what << ": nothing of part 1 taken");
+    }
+  }
+  // Beyond 2^31 elements a unit is several elements (front and back share a 64-bit word).
+  const int64_t n = (int64_t{1} << 33) + 5, piece = int64_t{1} << 31;
+  opt::StealingRanges r(n, 2, piece);
+  std::vector<Piece> got;
+  int64_t b, e;
+  while (r.next(1, &b, &e)) got.push_back({b, e, 1});
+  expect_exact_cover(got, n, piece * 4, "n 2^33 + 5");
 }
 
 namespace {
