@@ -53,56 +53,60 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
   partial.zero();
   const KernelTable<T>& kt = kernels<T>();
   const int threads = thread_count();
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && chunks > 1)
-  for (int64_t ch = 0; ch < chunks; ++ch) {
-    const int64_t row0 = chunk_begin(rows, chunks, ch), row1 = chunk_begin(rows, chunks, ch + 1);
-    T* acc = partial.data() + ch * size;
-    // Triples (out_backprop row, a, input row) of the chunk, in row order.
-    std::vector<int64_t> list;
-    for (int64_t row = row0; row < row1; ++row) {
-      const int64_t n = row / g.OH, i = row % g.OH;
-      for (int64_t a = 0; a < g.KH; ++a) {
-        const int64_t r = i * g.sh + a * g.dh - g.pad_top;
-        if (r < 0 || r >= g.H) continue;
-        list.insert(list.end(), {row, a, n * g.H + r});
+  auto run_chunks = [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      const int64_t row0 = chunk_begin(rows, chunks, ch), row1 = chunk_begin(rows, chunks, ch + 1);
+      T* acc = partial.data() + ch * size;
+      // Triples (out_backprop row, a, input row) of the chunk, in row order.
+      std::vector<int64_t> list;
+      for (int64_t row = row0; row < row1; ++row) {
+        const int64_t n = row / g.OH, i = row % g.OH;
+        for (int64_t a = 0; a < g.KH; ++a) {
+          const int64_t r = i * g.sh + a * g.dh - g.pad_top;
+          if (r < 0 || r >= g.H) continue;
+          list.insert(list.end(), {row, a, n * g.H + r});
+        }
       }
-    }
-    const int64_t nlist = static_cast<int64_t>(list.size() / 3);
-    if (g.M == 1) {
-      DepthwiseFilterRows<T> f;
-      f.dy = dy;
-      f.x = x;
-      f.C = g.C;
-      f.OW = g.OW;
-      f.W = g.W;
-      f.KW = g.KW;
-      f.sw = g.sw;
-      f.rows = list.data();
-      f.nrows = nlist;
-      f.j_lo = j_lo.data();
-      f.j_hi = j_hi.data();
-      f.col_off = col_off.data();
-      f.acc = acc;
-      kt.depthwise_filter(f);
-      continue;
-    }
-    for (int64_t e = 0; e < nlist; ++e) {
-      const T* dyr = dy + list[3 * e] * g.OW * g.O;
-      const int64_t a = list[3 * e + 1];
-      const T* xr = x + list[3 * e + 2] * g.W * g.C;
-      for (int64_t b = 0; b < g.KW; ++b) {
-        T* ab = acc + (a * g.KW + b) * g.C * g.M;
-        for (int64_t j = j_lo[b]; j < j_hi[b]; ++j) {
-          const T* d = dyr + j * g.O;
-          const T* xs = xr + (j * g.sw + col_off[b]) * g.C;
-          for (int64_t k = 0; k < g.C; ++k) {
-            const T xv = xs[k];
-            for (int64_t m = 0; m < g.M; ++m) ab[k * g.M + m] += d[k * g.M + m] * xv;
+      const int64_t nlist = static_cast<int64_t>(list.size() / 3);
+      if (g.M == 1) {
+        DepthwiseFilterRows<T> f;
+        f.dy = dy;
+        f.x = x;
+        f.C = g.C;
+        f.OW = g.OW;
+        f.W = g.W;
+        f.KW = g.KW;
+        f.sw = g.sw;
+        f.rows = list.data();
+        f.nrows = nlist;
+        f.j_lo = j_lo.data();
+        f.j_hi = j_hi.data();
+        f.col_off = col_off.data();
+        f.acc = acc;
+        kt.depthwise_filter(f);
+        continue;
+      }
+      for (int64_t e = 0; e < nlist; ++e) {
+        const T* dyr = dy + list[3 * e] * g.OW * g.O;
+        const int64_t a = list[3 * e + 1];
+        const T* xr = x + list[3 * e + 2] * g.W * g.C;
+        for (int64_t b = 0; b < g.KW; ++b) {
+          T* ab = acc + (a * g.KW + b) * g.C * g.M;
+          for (int64_t j = j_lo[b]; j < j_hi[b]; ++j) {
+            const T* d = dyr + j * g.O;
+            const T* xs = xr + (j * g.sw + col_off[b]) * g.C;
+            for (int64_t k = 0; k < g.C; ++k) {
+              const T xv = xs[k];
+              for (int64_t m = 0; m < g.M; ++m) ab[k * g.M + m] += d[k * g.M + m] * xv;
+            }
           }
         }
       }
     }
-  }
+  };
+  // Chunks through StealingRanges (internal.h): a thread done early takes a slowed one's last
+  // chunks. Each chunk sums into its own partial, whoever runs it.
+  parallel_pieces(threads, chunks, 1, run_chunks);
   // Chunk sums in chunk order.
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(threads, size / 1024));
 #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)

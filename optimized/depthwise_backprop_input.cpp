@@ -48,11 +48,9 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx)
     }
   };
   const int64_t elem = static_cast<int64_t>(sizeof(T));
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
+  auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt, next;  // row taps of this row and of the next
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t row = r0; row < r1; ++row) {
       row_taps(row, &rt);
       const int64_t nrt = static_cast<int64_t>(rt.size() / 2);
       T* out = dx + row * g.W * g.C;
@@ -114,7 +112,10 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx)
         }
       }
     }
-  }
+  };
+  // Rows in pieces through StealingRanges (internal.h): a thread done early takes a slowed one's
+  // last rows. Each row is written by one piece, whoever runs it.
+  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)), run_rows);
 }
 
 template void depthwise_backprop_input<float>(const Geometry&, const float*, const float*, float*);

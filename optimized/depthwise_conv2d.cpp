@@ -29,11 +29,9 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y) {
   const KernelTable<T>& kt = kernels<T>();
   const int64_t rows = g.N * g.OH;
   const int threads = thread_count();
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
+  auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt;  // pairs (a, input row) of the current row
-#pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t row = r0; row < r1; ++row) {
       const int64_t n = row / g.OH, i = row % g.OH;
       rt.clear();
       for (int64_t a = 0; a < g.KH; ++a) {
@@ -82,7 +80,9 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y) {
         }
       }
     }
-  }
+  };
+  // Rows in pieces through StealingRanges (internal.h), as depthwise backprop input's.
+  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)), run_rows);
 }
 
 template void depthwise_conv2d<float>(const Geometry&, const float*, const float*, float*);

@@ -18,6 +18,10 @@
 #include <thread>
 #include <vector>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "core/problem.h"
 #include "optimized/kernels.h"
 
@@ -161,6 +165,30 @@ class StealingRanges {
   int64_t piece_, unit_, n_;
   std::unique_ptr<Range[]> r_;
 };
+
+/// f(begin, end) over pieces covering [0, n), on `threads` threads through StealingRanges (pieces
+/// of up to `piece`); one thread: f(0, n). f runs concurrently on disjoint pieces.
+template <class F>
+void parallel_pieces(int threads, int64_t n, int64_t piece, F&& f) {
+  if (n <= 0) return;
+#ifdef _OPENMP  // (files built without OpenMP include this header: tests)
+  if (threads > 1 && n > 1) {
+    std::unique_ptr<StealingRanges> ranges;
+#pragma omp parallel num_threads(threads)
+    {
+      const int tid = omp_get_thread_num();
+#pragma omp single
+      ranges = std::make_unique<StealingRanges>(n, omp_get_num_threads(), piece);
+      int64_t b, e;
+      while (ranges->next(tid, &b, &e)) f(b, e);
+    }
+    return;
+  }
+#endif
+  (void)threads;
+  (void)piece;
+  f(int64_t{0}, n);
+}
 
 /// n items cut into `parts` (>= 1) contiguous parts whose lengths differ by at most one; part k
 /// is [begin(k), begin(k) + size(k)). No product that could overflow.
