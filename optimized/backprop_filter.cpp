@@ -419,10 +419,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   const int64_t parts = threads / std::gcd<int64_t>(threads, chunks);
   const int64_t items = chunks * parts;
   // Units: each item's tiles in near-equal runs, at least four units a thread (one thread: whole
-  // items), handed out
-  // through StealingRanges (internal.h: a thread done early takes a slowed one's last units).
-  // A thread takes its own units in order, so consecutive units share the item's rows, still in
-  // its caches. A tile's terms do not depend on the run it is in.
+  // items), handed out through StealingRanges (internal.h: a thread done early takes a slowed
+  // one's last units). A thread takes its own units in order, so consecutive units share the
+  // item's rows (still in its caches where the chunk is one block). A tile's terms do not depend
+  // on the run it is in.
   const int64_t runs_per_item = threads > 1 ? std::clamp<int64_t>(ceil_div(4 * threads, items), 1,
                                                                   std::max<int64_t>(1, tiles))
                                             : 1;

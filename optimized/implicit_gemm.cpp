@@ -459,7 +459,11 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   // out in blocks (internal.h's StealingRanges: a thread done early finishes a slowed one's
   // blocks). A tile's operations are the same in any block, so results do not depend on which
   // thread ran it.
-  std::vector<StealingRanges> work;
+  std::vector<StealingRanges> work;  // [phase][group][panel group]
+  const int64_t panel_groups = (nblocks + group_size - 1) / group_size;
+  std::vector<int64_t> phase_tiles(nph);
+  for (std::size_t i = 0; i < nph; ++i)
+    phase_tiles[i] = (p.N * p.phases[i].rows * p.phases[i].cols + MR - 1) / MR;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
 #ifdef _OPENMP
@@ -469,24 +473,23 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
 #endif
 #pragma omp single
     for (std::size_t i = 0; i < nph; ++i)
-      for (int64_t k = 0; k < p.groups * ((nblocks + group_size - 1) / group_size); ++k)
-        work.emplace_back((p.N * p.phases[i].rows * p.phases[i].cols + MR - 1) / MR, nt,
-                          tiles_per_block);
+      for (int64_t k = 0; k < p.groups * panel_groups; ++k)
+        work.emplace_back(phase_tiles[i], nt, tiles_per_block);
     // (the single's barrier: every thread sees `work` whole)
     // Two tables, this block's and the next one's. A table holds one chunk's taps (ctaps): a
     // filter of more taps than a chunk takes (a huge or very thin one) refills it per chunk, so
     // the tables stay within a few times what the block's source rows take in L2.
     BlockTables<T> tables(p, zeros.data(), MR, tiles_per_block, ctaps, 2);
-    std::size_t w = 0;
     for (std::size_t i = 0; i < nph; ++i) {
       const Phase& ph = p.phases[i];
       const int64_t M = p.N * ph.rows * ph.cols;
       const int64_t taps = ntaps[i];
-      const int64_t tiles = (M + MR - 1) / MR;
+      const int64_t tiles = phase_tiles[i];
       for (int64_t g = 0; g < p.groups; ++g) {
         for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
-          StealingRanges& blocks = work[w++];
+          StealingRanges& blocks =
+              work[(static_cast<int64_t>(i) * p.groups + g) * panel_groups + nb0 / group_size];
           // With one chunk of taps (nearly every layer) a block's table serves all its panels;
           // with several, each chunk refills it.
           const bool one_chunk = chunks.tap_groups(taps) == 1;
@@ -508,8 +511,8 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // (paired medians, 6-8 interleaved rounds, 2026-11-27; spread through the kernel's
             // reduction steps instead of a burst per tile, 0.91); one thread 1.00 / 1.00 and
             // 1.04 / 1.02 there.
-            const bool pf = ne > te && taps == 1;
             filled = one_chunk && ne > te;
+            const bool pf = filled && taps == 1;  // (reads the next block's table)
             if (filled) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];

@@ -9,13 +9,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <new>
-#include <thread>
 #include <vector>
 
 #ifdef _OPENMP
@@ -91,55 +89,73 @@ inline void split_range(int64_t n, int parts, int part, int64_t* begin, int64_t*
   *end = n * (part + 1) / parts;
 }
 
+/// Tests: the thread taking part `part` of every StealingRanges (-1: none) sleeps 1 ms before
+/// each piece it asks for, so that the others take most of its part (results must not change);
+/// and how many pieces were taken from another thread's part since the last call. Not while an
+/// op runs.
+void stall_part_for_tests(int part);
+int64_t pieces_stolen_for_tests();
+
 /// [0, n) split among `parts` threads as split_range does, each part handed out from its front
 /// to its owner in pieces of up to `piece`; a thread whose own part is spent takes pieces from the
-/// back of another's (half of what is left there, at most `piece`). With every thread running
-/// at full speed each runs exactly its own part, the static split. When something slows one
-/// thread (a neighbour on a shared 2-vCPU guest: the two threads of one static split of ResNet's
-/// conv2 3x3 backprop input measured 12.9 and 6.3 ms in the same round, 2026-11-28), the other
-/// finishes the slow one's tail instead of waiting for it. Callers give every element of a piece
-/// the same sequence of operations wherever and with whatever piece it runs, so results do not
-/// depend on who took what.
+/// back of another's (half of what is left there, at most `piece`). With every thread at full
+/// speed each runs its own part, the static split, but for a piece or so where costs differ at
+/// the ends. When something slows one thread (a neighbour on a shared 2-vCPU guest: the two
+/// threads of one static split of ResNet's conv2 3x3 backprop input measured 12.9 and 6.3 ms in
+/// the same round, 2026-11-27), the other finishes the slow one's tail instead of waiting for it.
+/// Callers give every element of a piece the same sequence of operations wherever and with
+/// whatever piece it runs, so results do not depend on who took what.
 class StealingRanges {
  public:
-  /// Tests: the thread taking part `part` (-1: none) sleeps 100 us before each piece it asks for,
-  /// so that the others take most of its part; results must not change. Not while an op runs.
-  static inline std::atomic<int> stalled_part_for_tests{-1};
-
   StealingRanges(int64_t n, int parts, int64_t piece)
       : parts_(parts < 1 ? 1 : parts),
         piece_(piece < 1 ? 1 : piece),
-        // Front and back share one 64-bit word, 32 bits each: beyond 2^31 units, a unit is
-        // several elements (a unit then never splits; nothing of that size runs here today).
-        unit_(n >> 31 ? ((n - 1) >> 31) + 1 : 1),
-        n_(n),
+        // Front and back share one 64-bit word, 32 bits each; from 2^31 elements on, each
+        // thread keeps to its own part (a 64-bit front its owner alone moves): nothing of that
+        // size runs here today.
+        steal_(n < (int64_t{1} << 31)),
         r_(new Range[static_cast<std::size_t>(parts_)]) {
-    const int64_t units = (n + unit_ - 1) / unit_;
+    n = std::max<int64_t>(n, 0);
     for (int k = 0; k < parts_; ++k) {
       int64_t b, e;
-      split_range(units, parts_, k, &b, &e);
-      r_[k].v.store(pack(b, e), std::memory_order_relaxed);
+      split_range(n, parts_, k, &b, &e);
+      r_[k].end = e;
+      r_[k].v.store(steal_ ? pack(b, e) : static_cast<uint64_t>(b), std::memory_order_relaxed);
     }
   }
-  /// The next piece for thread `part` (0 <= part < parts): [*begin, *end); false when every part
-  /// is spent.
+  /// The next piece for thread `part` (0 <= part < parts): [*begin, *end), at most `piece` long;
+  /// false when every part is spent.
   bool next(int part, int64_t* begin, int64_t* end) {
-    if (part == stalled_part_for_tests.load(std::memory_order_relaxed))
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    int64_t b, e;
-    if (!take(r_[part].v, true, &b, &e)) {
-      bool got = false;
-      for (int k = 1; k < parts_ && !got; ++k) got = take(r_[(part + k) % parts_].v, false, &b, &e);
-      if (!got) return false;
+    if (part == stalled_part_.load(std::memory_order_relaxed)) stall();
+    if (!steal_) {
+      Range& r = r_[part];
+      const int64_t front = static_cast<int64_t>(r.v.load(std::memory_order_relaxed));
+      if (front >= r.end) return false;
+      *begin = front;
+      *end = std::min(r.end, front + piece_);
+      r.v.store(static_cast<uint64_t>(*end), std::memory_order_relaxed);
+      return true;
     }
-    *begin = b * unit_;
-    *end = std::min(n_, e * unit_);
-    return true;
+    if (take(r_[part].v, true, begin, end)) return true;
+    for (int k = 1; k < parts_; ++k) {
+      if (take(r_[(part + k) % parts_].v, false, begin, end)) {
+        stolen_.fetch_add(1, std::memory_order_relaxed);
+        return true;
+      }
+    }
+    return false;
   }
 
  private:
+  friend void stall_part_for_tests(int);
+  friend int64_t pieces_stolen_for_tests();
+  static inline std::atomic<int> stalled_part_{-1};
+  static inline std::atomic<int64_t> stolen_{0};
+  static void stall();  // out of line: the test hook's sleep (backend.cpp)
+
   struct alignas(64) Range {
-    std::atomic<uint64_t> v;  // front << 32 | back, in units
+    std::atomic<uint64_t> v;  // front << 32 | back (steal_), else the front alone
+    int64_t end = 0;          // the part's end
   };
   static uint64_t pack(int64_t front, int64_t back) {
     return static_cast<uint64_t>(front) << 32 | static_cast<uint64_t>(back);
@@ -162,7 +178,8 @@ class StealingRanges {
     }
   }
   int parts_;
-  int64_t piece_, unit_, n_;
+  int64_t piece_;
+  bool steal_;
   std::unique_ptr<Range[]> r_;
 };
 

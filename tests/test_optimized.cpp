@@ -46,12 +46,44 @@ std::vector<unsigned char> result_bytes(const Problem& p) {
 
 }  // namespace
 
+namespace {
+
+// Slows the second thread of every StealingRanges while alive (optimized/internal.h).
+struct SlowedThread {
+  SlowedThread() {
+    opt::pieces_stolen_for_tests();
+    opt::stall_part_for_tests(1);
+  }
+  ~SlowedThread() { opt::stall_part_for_tests(-1); }
+};
+
+// The result bytes with 2 and 3 threads when the second is slowed, so that the others take most
+// of its pieces: `first` again. Returns the pieces taken from another thread at each count (none
+// where the problem's path hands out no pieces: the panel-major order, a single piece).
+std::vector<int64_t> expect_same_with_a_slowed_thread(const Problem& p,
+                                                      const std::vector<unsigned char>& first,
+                                                      const std::string& what) {
+  const SlowedThread slowed;
+  std::vector<int64_t> stolen;
+  for (int threads : {2, 3}) {
+    omp_set_num_threads(threads);
+    BOOST_TEST((result_bytes(p) == first),
+               what << " with " << threads << " threads, the second slowed");
+    stolen.push_back(opt::pieces_stolen_for_tests());
+  }
+  return stolen;
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(bitwise_identical_across_runs_and_thread_counts) {
   const char* const problems[] = {
       "conv2d:input=4x17x15x24,filter=3x3x24x40,padding=SAME",
       "conv2d_backprop_input:input=4x17x15x24,filter=3x3x24x72,stride=2x2,padding=SAME",
       "conv2d_backprop_filter:input=4x17x15x24,filter=3x3x24x72,padding=SAME",
       "conv2d_backprop_filter:input=3x9x9x16,filter=3x3x8x16,dilation=2x2,padding=SAME,dtype=f64",
+      // a filter larger than the activations: one chunk, each thread's tiles in runs
+      "conv2d_backprop_filter:input=2x5x5x64,filter=3x3x64x96,padding=SAME",
       "depthwise_conv2d_backprop_input:input=4x30x30x24,filter=3x3x24x1,stride=2x2,padding=SAME",
       "depthwise_conv2d_backprop_filter:input=4x30x30x24,filter=3x3x24x1,padding=SAME",
       // 150 out_backprop rows in 4 chunks of 37 and 38 (the rows do not divide)
@@ -70,14 +102,9 @@ BOOST_AUTO_TEST_CASE(bitwise_identical_across_runs_and_thread_counts) {
       omp_set_num_threads(threads);
       BOOST_TEST((result_bytes(p) == first), text << " with " << threads << " threads");
     }
-    // A slowed thread: the others take most of its work (StealingRanges).
-    opt::StealingRanges::stalled_part_for_tests = 1;
-    for (int threads : {2, 3}) {
-      omp_set_num_threads(threads);
-      BOOST_TEST((result_bytes(p) == first),
-                 text << " with " << threads << " threads, the second slowed");
-    }
-    opt::StealingRanges::stalled_part_for_tests = -1;
+    // Each of these problems hands out pieces (implicit GEMM, backprop filter, depthwise).
+    for (int64_t stolen : expect_same_with_a_slowed_thread(p, first, text))
+      BOOST_TEST(stolen > 0, text << ": no piece taken from the slowed thread");
   }
   omp_set_num_threads(saved);
 }
@@ -138,15 +165,14 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
     {
       opt::StealingRanges r(row.n, row.parts, row.piece);
       std::vector<std::vector<Piece>> by(static_cast<std::size_t>(row.parts));
-      opt::StealingRanges::stalled_part_for_tests = 1;
       std::vector<std::thread> threads;
+      const SlowedThread slowed;
       for (int part = 0; part < row.parts; ++part)
         threads.emplace_back([&, part] {
           int64_t b, e;
           while (r.next(part, &b, &e)) by[static_cast<std::size_t>(part)].push_back({b, e, part});
         });
       for (std::thread& t : threads) t.join();
-      opt::StealingRanges::stalled_part_for_tests = -1;
       std::vector<Piece> all;
       for (const auto& v : by) all.insert(all.end(), v.begin(), v.end());
       expect_exact_cover(all, row.n, row.piece, what + ", concurrent");
@@ -158,13 +184,34 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
       if (e1 - b1 >= 4 * row.piece) BOOST_TEST(stolen > 0, what << ": nothing of part 1 taken");
     }
   }
-  // Beyond 2^31 elements a unit is several elements (front and back share a 64-bit word).
-  const int64_t n = (int64_t{1} << 33) + 5, piece = int64_t{1} << 31;
+  // Many threads at full speed, pieces of one: owners and thieves contend for the same words.
+  {
+    const int64_t n = 200000;
+    opt::StealingRanges r(n, 4, 1);
+    std::vector<std::vector<Piece>> by(4);
+    std::vector<std::thread> threads;
+    for (int part = 0; part < 4; ++part)
+      threads.emplace_back([&, part] {
+        int64_t b, e;
+        while (r.next(part, &b, &e)) by[static_cast<std::size_t>(part)].push_back({b, e, part});
+      });
+    for (std::thread& t : threads) t.join();
+    std::vector<Piece> all;
+    for (const auto& v : by) all.insert(all.end(), v.begin(), v.end());
+    expect_exact_cover(all, n, 1, "n 200000, 4 parts, pieces of 1, concurrent");
+  }
+  // From 2^31 elements each part is its owner's alone (front and back no longer fit one word),
+  // still in pieces of at most `piece`.
+  const int64_t n = (int64_t{1} << 33) + 5, piece = int64_t{1} << 30;
   opt::StealingRanges r(n, 2, piece);
   std::vector<Piece> got;
   int64_t b, e;
+  while (r.next(0, &b, &e)) got.push_back({b, e, 0});
+  int64_t own_begin, own_end;
+  opt::split_range(n, 2, 0, &own_begin, &own_end);
+  BOOST_TEST(got.back().end == own_end);
   while (r.next(1, &b, &e)) got.push_back({b, e, 1});
-  expect_exact_cover(got, n, piece * 4, "n 2^33 + 5");
+  expect_exact_cover(got, n, piece, "n 2^33 + 5");
 }
 
 namespace {
@@ -313,6 +360,7 @@ void check_blocking_paths(const char* const (&problems)[N], const std::string& w
   for (opt::Isa isa : opt::available_isas()) {
     opt::limit_isa(isa);
     const std::string context = what + "isa " + opt::isa_name(isa);
+    int64_t stolen_here = 0;
     for (const char* text : problems) {
       omp_set_num_threads(2);
       testbed::expect_pass_exact_and_real(optimized(), text, {}, context);
@@ -324,7 +372,10 @@ void check_blocking_paths(const char* const (&problems)[N], const std::string& w
         BOOST_TEST((result_bytes(p) == first),
                    context << ": " << text << " with " << threads << " threads");
       }
+      for (int64_t stolen : expect_same_with_a_slowed_thread(p, first, context + ": " + text))
+        stolen_here += stolen;
     }
+    BOOST_TEST(stolen_here > 0, context << ": no piece taken from a slowed thread");
   }
   opt::clear_isa_limit();
   omp_set_num_threads(saved);
