@@ -131,6 +131,21 @@ void expect_exact_cover(std::vector<Piece> pieces, int64_t n, int64_t piece,
   BOOST_TEST(at == n, what);
 }
 
+// Every part asks from its own thread until all are spent; the pieces each got.
+std::vector<Piece> ask_concurrently(opt::StealingRanges& r, int parts) {
+  std::vector<std::vector<Piece>> by(static_cast<std::size_t>(parts));
+  std::vector<std::thread> threads;
+  for (int part = 0; part < parts; ++part)
+    threads.emplace_back([&, part] {
+      int64_t b, e;
+      while (r.next(part, &b, &e)) by[static_cast<std::size_t>(part)].push_back({b, e, part});
+    });
+  for (std::thread& t : threads) t.join();
+  std::vector<Piece> all;
+  for (const auto& v : by) all.insert(all.end(), v.begin(), v.end());
+  return all;
+}
+
 }  // namespace
 
 // StealingRanges (internal.h): each part's owner takes its own range from the front, in order; a
@@ -164,17 +179,8 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
     // Every part asks from its own thread, part 1 slowed.
     {
       opt::StealingRanges r(row.n, row.parts, row.piece);
-      std::vector<std::vector<Piece>> by(static_cast<std::size_t>(row.parts));
-      std::vector<std::thread> threads;
       const SlowedThread slowed;
-      for (int part = 0; part < row.parts; ++part)
-        threads.emplace_back([&, part] {
-          int64_t b, e;
-          while (r.next(part, &b, &e)) by[static_cast<std::size_t>(part)].push_back({b, e, part});
-        });
-      for (std::thread& t : threads) t.join();
-      std::vector<Piece> all;
-      for (const auto& v : by) all.insert(all.end(), v.begin(), v.end());
+      const std::vector<Piece> all = ask_concurrently(r, row.parts);
       expect_exact_cover(all, row.n, row.piece, what + ", concurrent");
       // The slowed part's range was mostly taken by others (it sleeps before each piece).
       int64_t b1, e1, stolen = 0;
@@ -188,16 +194,7 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
   {
     const int64_t n = 200000;
     opt::StealingRanges r(n, 4, 1);
-    std::vector<std::vector<Piece>> by(4);
-    std::vector<std::thread> threads;
-    for (int part = 0; part < 4; ++part)
-      threads.emplace_back([&, part] {
-        int64_t b, e;
-        while (r.next(part, &b, &e)) by[static_cast<std::size_t>(part)].push_back({b, e, part});
-      });
-    for (std::thread& t : threads) t.join();
-    std::vector<Piece> all;
-    for (const auto& v : by) all.insert(all.end(), v.begin(), v.end());
+    const std::vector<Piece> all = ask_concurrently(r, 4);
     expect_exact_cover(all, n, 1, "n 200000, 4 parts, pieces of 1, concurrent");
   }
   // From 2^31 elements each part is its owner's alone (front and back no longer fit one word),
