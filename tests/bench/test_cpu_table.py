@@ -158,7 +158,8 @@ def paired_and_interleaved():
                     r["threads"] = threads
                     # The medians say 1.20 at both counts; the paired ratios (per run) say otherwise.
                     r["paired_ratio"] = 1.0 if backend == "onednn" else paired + (threads == 1)
-                    r["speedup"] = (speedup if backend == "optimized" else 1.5) if threads == 2 else None
+                    # oneDNN's 1.797 prints so: 1.80x would hide that it misses 1.8x.
+                    r["speedup"] = (speedup if backend == "optimized" else 1.797) if threads == 2 else None
                     r["speedup_base_threads"] = 1 if threads == 2 else 0
                     recs.append(r)
             write(d, "native-%d.jsonl" % i, recs)
@@ -173,7 +174,7 @@ def paired_and_interleaved():
         check(cells[6] == "1.10 (0.90–1.30)", "paired ratios, median and range: %s" % cells[6])
         check(cells[10] == "1.25 (1.25–1.25)", "records without a paired ratio: %s" % cells[10])
         check(cells[12] == "1.90x", "the interleaved speedup's median: %s" % cells[12])
-        check(cells[13] == "1.50x", "oneDNN's interleaved speedup: %s" % cells[13])
+        check(cells[13] == "1.797x", "oneDNN's interleaved speedup: %s" % cells[13])
         check("Peak (f32 FMA, CPU's widest ISA) 200–200" in out, "the 2-thread peak: %s" % out)
 
 
