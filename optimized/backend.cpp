@@ -18,11 +18,9 @@
 // operands are first scaled by powers of two (exact) so that none is, and the result scaled back
 // once (a single rounding); so products never lose bits to gradual underflow.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <tuple>
 
 #ifdef _OPENMP
@@ -69,16 +67,12 @@ void* scratch(ScratchSlot slot, std::size_t bytes) {
   return b.data;
 }
 
-void stall_part_for_tests(int part) {
-  StealingRanges::stalled_part_.store(part, std::memory_order_relaxed);
+void skip_part_for_tests(int part) {
+  StealingRanges::skipped_part_.store(part, std::memory_order_relaxed);
 }
 
 int64_t pieces_stolen_for_tests() {
   return StealingRanges::stolen_.exchange(0, std::memory_order_relaxed);
-}
-
-void StealingRanges::stall() {
-  std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 int thread_count() {

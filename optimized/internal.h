@@ -89,11 +89,11 @@ inline void split_range(int64_t n, int parts, int part, int64_t* begin, int64_t*
   *end = n * (part + 1) / parts;
 }
 
-/// Tests: the thread taking part `part` of every StealingRanges (-1: none) sleeps 1 ms before
-/// each piece it asks for, so that the others take most of its part (results must not change);
-/// and how many pieces were taken from another thread's part since the last call. Not while an
-/// op runs.
-void stall_part_for_tests(int part);
+/// Tests: the thread asking for part `part` (>= 1; -1: none) of any StealingRanges is given
+/// nothing, as if it were held up until the others had done everything, so that they take all of
+/// its part (results must not change); and how many pieces were taken from another thread's part
+/// since the last call. Not while an op runs.
+void skip_part_for_tests(int part);
 int64_t pieces_stolen_for_tests();
 
 /// [0, n) split among `parts` threads as split_range does, each part handed out from its front
@@ -126,7 +126,7 @@ class StealingRanges {
   /// The next piece for thread `part` (0 <= part < parts): [*begin, *end), at most `piece` long;
   /// false when every part is spent.
   bool next(int part, int64_t* begin, int64_t* end) {
-    if (part == stalled_part_.load(std::memory_order_relaxed)) stall();
+    if (part == skipped_part_.load(std::memory_order_relaxed)) return false;
     if (!steal_) {
       Range& r = r_[part];
       const int64_t front = static_cast<int64_t>(r.v.load(std::memory_order_relaxed));
@@ -147,11 +147,10 @@ class StealingRanges {
   }
 
  private:
-  friend void stall_part_for_tests(int);
+  friend void skip_part_for_tests(int);
   friend int64_t pieces_stolen_for_tests();
-  static inline std::atomic<int> stalled_part_{-1};
+  static inline std::atomic<int> skipped_part_{-1};
   static inline std::atomic<int64_t> stolen_{0};
-  static void stall();  // out of line: the test hook's sleep (backend.cpp)
 
   struct alignas(64) Range {
     std::atomic<uint64_t> v;  // front << 32 | back (steal_), else the front alone

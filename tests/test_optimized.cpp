@@ -48,27 +48,28 @@ std::vector<unsigned char> result_bytes(const Problem& p) {
 
 namespace {
 
-// Slows the second thread of every StealingRanges while alive (optimized/internal.h).
-struct SlowedThread {
-  SlowedThread() {
+// While alive, the thread asking for part 1 of any StealingRanges gets nothing, so that the others
+// take all of its part (optimized/internal.h).
+struct SkippedThread {
+  SkippedThread() {
     opt::pieces_stolen_for_tests();
-    opt::stall_part_for_tests(1);
+    opt::skip_part_for_tests(1);
   }
-  ~SlowedThread() { opt::stall_part_for_tests(-1); }
+  ~SkippedThread() { opt::skip_part_for_tests(-1); }
 };
 
-// The result bytes with 2 and 3 threads when the second is slowed, so that the others take most
-// of its pieces: `first` again. Returns the pieces taken from another thread at each count (none
+// The result bytes with 2 and 3 threads when the second takes nothing and the others take all of
+// its pieces: `first` again. Returns the pieces taken from another thread at each count (none
 // where the problem's path hands out no pieces: the panel-major order, a single piece).
-std::vector<int64_t> expect_same_with_a_slowed_thread(const Problem& p,
-                                                      const std::vector<unsigned char>& first,
-                                                      const std::string& what) {
-  const SlowedThread slowed;
+std::vector<int64_t> expect_same_with_a_skipped_thread(const Problem& p,
+                                                       const std::vector<unsigned char>& first,
+                                                       const std::string& what) {
+  const SkippedThread skipped;
   std::vector<int64_t> stolen;
   for (int threads : {2, 3}) {
     omp_set_num_threads(threads);
     BOOST_TEST((result_bytes(p) == first),
-               what << " with " << threads << " threads, the second slowed");
+               what << " with " << threads << " threads, the second taking nothing");
     stolen.push_back(opt::pieces_stolen_for_tests());
   }
   return stolen;
@@ -103,8 +104,8 @@ BOOST_AUTO_TEST_CASE(bitwise_identical_across_runs_and_thread_counts) {
       BOOST_TEST((result_bytes(p) == first), text << " with " << threads << " threads");
     }
     // Each of these problems hands out pieces (implicit GEMM, backprop filter, depthwise).
-    for (int64_t stolen : expect_same_with_a_slowed_thread(p, first, text))
-      BOOST_TEST(stolen > 0, text << ": no piece taken from the slowed thread");
+    for (int64_t stolen : expect_same_with_a_skipped_thread(p, first, text))
+      BOOST_TEST(stolen > 0, text << ": no piece taken from the skipped thread");
   }
   omp_set_num_threads(saved);
 }
@@ -176,18 +177,19 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
       BOOST_TEST(at == own_end, what);
       expect_exact_cover(got, row.n, row.piece, what + ", one asker");
     }
-    // Every part asks from its own thread, part 1 slowed.
+    // Every part asks from its own thread, part 1 given nothing: the others take all of it.
     {
       opt::StealingRanges r(row.n, row.parts, row.piece);
-      const SlowedThread slowed;
+      const SkippedThread skipped;
       const std::vector<Piece> all = ask_concurrently(r, row.parts);
       expect_exact_cover(all, row.n, row.piece, what + ", concurrent");
-      // The slowed part's range was mostly taken by others (it sleeps before each piece).
       int64_t b1, e1, stolen = 0;
       opt::split_range(row.n, row.parts, 1, &b1, &e1);
-      for (const Piece& x : all)
-        if (x.by != 1 && x.begin >= b1 && x.end <= e1) stolen += x.end - x.begin;
-      if (e1 - b1 >= 4 * row.piece) BOOST_TEST(stolen > 0, what << ": nothing of part 1 taken");
+      for (const Piece& x : all) {
+        BOOST_TEST(x.by != 1, what << ": part 1's thread was given a piece");
+        if (x.begin >= b1 && x.end <= e1) stolen += x.end - x.begin;
+      }
+      BOOST_TEST(stolen == e1 - b1, what << ": part 1 not all taken by the others");
     }
   }
   // Many threads at full speed, pieces of one: owners and thieves contend for the same words.
@@ -369,10 +371,10 @@ void check_blocking_paths(const char* const (&problems)[N], const std::string& w
         BOOST_TEST((result_bytes(p) == first),
                    context << ": " << text << " with " << threads << " threads");
       }
-      for (int64_t stolen : expect_same_with_a_slowed_thread(p, first, context + ": " + text))
+      for (int64_t stolen : expect_same_with_a_skipped_thread(p, first, context + ": " + text))
         stolen_here += stolen;
     }
-    BOOST_TEST(stolen_here > 0, context << ": no piece taken from a slowed thread");
+    BOOST_TEST(stolen_here > 0, context << ": no piece taken from a skipped thread");
   }
   opt::clear_isa_limit();
   omp_set_num_threads(saved);
