@@ -89,10 +89,10 @@ inline void split_range(int64_t n, int parts, int part, int64_t* begin, int64_t*
   *end = n * (part + 1) / parts;
 }
 
-/// Tests: the thread asking for part `part` (>= 1; -1: none) of any StealingRanges is given
-/// nothing, as if it were held up until the others had done everything, so that they take all of
-/// its part (results must not change); and how many pieces were taken from another thread's part
-/// since the last call. Not while an op runs.
+/// Tests: the thread asking for part `part` (>= 1; -1: none) of any StealingRanges (under 2^31
+/// elements, where parts can be taken) is given nothing, as if it were held up until the others
+/// had done everything, so that they take all of its part (results must not change); and how many
+/// pieces were taken from another thread's part since the last call. Not while an op runs.
 void skip_part_for_tests(int part);
 int64_t pieces_stolen_for_tests();
 
@@ -126,7 +126,7 @@ class StealingRanges {
   /// The next piece for thread `part` (0 <= part < parts): [*begin, *end), at most `piece` long;
   /// false when every part is spent.
   bool next(int part, int64_t* begin, int64_t* end) {
-    if (part == skipped_part_.load(std::memory_order_relaxed)) return false;
+    if (steal_ && part == skipped_part_.load(std::memory_order_relaxed)) return false;
     if (!steal_) {
       Range& r = r_[part];
       const int64_t front = static_cast<int64_t>(r.v.load(std::memory_order_relaxed));
