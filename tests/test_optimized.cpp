@@ -44,10 +44,6 @@ std::vector<unsigned char> result_bytes(const Problem& p) {
   return testbed::bytes(testbed::result_of(optimized(), p, testbed::random_operands(p, 12345)));
 }
 
-}  // namespace
-
-namespace {
-
 // While alive, the thread asking for part 1 of any StealingRanges gets nothing, so that the others
 // take all of its part (optimized/internal.h).
 struct SkippedThread {
