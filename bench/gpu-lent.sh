@@ -6,7 +6,9 @@
 # made by ad-hoc first versions of this script (the same commands, grouped differently); this
 # script ran there as `run 60 150` (2026-11-27), whose 60 s cut the bench short (it needs about
 # 55 s alone) and whose 150 s cut the 3000-case fuzz runs short beside the other checks, and as
-# `run 100 270` (2026-11-28): everything finished, the checks in 263 s, 352 s in all.
+# `run 100 270` (2026-11-28, H200): everything finished, the checks in 263 s, 352 s in all; and as
+# `run 75 140` (2026-11-28, H100, the device time left): the bench finished, the fuzz runs were
+# cut at 1800 of 3000 cases.
 #
 #   bash bench/gpu-lent.sh pack [ARCHS]        here (default ARCHS 90: H100/H200): configure and
 #                                              build build-gpu/ (CUDA on, oneDNN off: its 40 MB

@@ -424,16 +424,18 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // share the item's rows (still in its caches where the chunk is one block). A tile's terms do
   // not depend on the run it is in.
   //
-  // Where a chunk's rows are one block (kept in L2 from one unit to the next), 16 units a thread,
-  // not 4: with 4, the last unit a slowed thread holds is an eighth of the work, and the other
-  // thread idles through it. Where they are several blocks (ResNet's 1x1 layer), every unit
-  // streams them all again: 4 (with 16 there, the 1x1 layer fell to 0.87 of oneDNN from 1.01).
-  // Measured 2026-11-28 on the Xeon guest, 2 threads, paired ratios against oneDNN, builds
-  // interleaved (medians of 6-16 rounds; 64 units a thread was worse than 4). ResNet conv4, the
-  // floor layer: better in all seven sets, AVX-512 +1 to +8 %, AVX2 +5 to +14 %. DCGAN g4: AVX2
-  // +3.5 to +13.5 % (the AVX2 floor), AVX-512 -7 to +3.5 %. The other bpf layers within the
-  // rounds' noise (about 5 %) both ways; the 14-round AVX-512 set's geomean over the nine bpf
-  // layers moved by 0.1 %.
+  // Where a chunk's rows are one block (kept in L2 from one unit to the next; also where a filter
+  // larger than the activations made the block all the rows, above, which holds them in L2 only
+  // where they fit: ResNet conv5's 1.6 MB and DCGAN g2's 0.8 MB do on the Xeon's 2 MiB L2, not
+  // on a 512 KiB one, unmeasured), 16 units a thread, not 4: with 4, the last unit a slowed thread
+  // holds is an eighth of the work, and the other thread idles through it. Where they are several
+  // blocks (ResNet's 1x1 layer), every unit streams them all again: 4 (with 16 there, the 1x1 layer
+  // fell to 0.87 of oneDNN from 1.01). Measured 2026-11-28 on the Xeon guest, 2 threads, paired
+  // ratios against oneDNN, builds interleaved (medians of 6-16 rounds; 64 units a thread was worse
+  // than 4; the records: bench/xeon-2026-11-28/units-ab.txt). ResNet conv4, the floor layer: better
+  // in all seven sets, AVX-512 +1 to +8 %, AVX2 +4.6 to +14 %. DCGAN g4: AVX2 +3.5 to +13.5 % (the
+  // AVX2 floor), AVX-512 -7 to +3.5 %. The other bpf layers within the rounds' noise (about 5 %)
+  // both ways; the 14-round AVX-512 set's geomean over the nine bpf layers moved by 0.1 %.
   const bool chunk_one_block = ceil_div(rows, chunks) <= P.block_rows;
   const int64_t units_per_thread = chunk_one_block ? 16 : 4;
   const int64_t runs_per_item =
