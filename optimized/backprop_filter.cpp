@@ -436,6 +436,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // in all seven sets, AVX-512 +1 to +8 %, AVX2 +4.6 to +14 %. DCGAN g4: AVX2 +3.5 to +13.5 % (the
   // AVX2 floor), AVX-512 -7 to +3.5 %. The other bpf layers within the rounds' noise (about 5 %)
   // both ways; the 14-round AVX-512 set's geomean over the nine bpf layers moved by 0.1 %.
+  // The gain is in rounds where a thread is slowed: the fastest 2-thread rounds of 8 read 2-3 %
+  // slower on g2, g4 and conv5 (conv4 1.5 % faster).
   const bool chunk_one_block = ceil_div(rows, chunks) <= P.block_rows;
   const int64_t units_per_thread = chunk_one_block ? 16 : 4;
   const int64_t runs_per_item =
