@@ -392,6 +392,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
   while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
     chunks /= 2;
+  const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
   // there from one run (out_backprop panel) to the next beside the run's filter tiles, and each
   // sub-block's first tiles waited on L3 for them: ResNet's stride-2 conv3 (1.6 MB of input per
@@ -402,8 +403,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // the noise), DCGAN g2 (0.5 MB of input) perhaps worse; so only blocks past half of L2.
   // Prefetching the next sub-block's out_backprop rows as well gained nothing.
   int64_t block_input = 0;  // saturated, as activation_elements
-  if (__builtin_mul_overflow(std::min(P.block_rows, ceil_div(rows, chunks)),
-                             span_rows * g.W * g.C * elem, &block_input))
+  if (__builtin_mul_overflow(std::min(P.block_rows, chunk_rows), span_rows * g.W * g.C * elem,
+                             &block_input))
     block_input = INT64_MAX;
   P.prefetch_sub = !mirrored && taps > 1 && block_input > cache.l2 / 2;
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
@@ -438,7 +439,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // both ways; the 14-round AVX-512 set's geomean over the nine bpf layers moved by 0.1 %.
   // The gain is in rounds where a thread is slowed: the fastest 2-thread rounds of 8 read 2-3 %
   // slower on g2, g4 and conv5 (conv4 1.5 % faster).
-  const bool chunk_one_block = ceil_div(rows, chunks) <= P.block_rows;
+  const bool chunk_one_block = chunk_rows <= P.block_rows;
   const int64_t units_per_thread = chunk_one_block ? 16 : 4;
   const int64_t runs_per_item =
       threads > 1 ? std::clamp<int64_t>(ceil_div(units_per_thread * threads, items), 1,
