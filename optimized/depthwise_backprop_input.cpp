@@ -47,32 +47,16 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx)
       rt->push_back(n * g.OH + ti / g.sh);
     }
   };
-  const int64_t elem = static_cast<int64_t>(sizeof(T));
   auto run_rows = [&](int64_t r0, int64_t r1) {
-    std::vector<int64_t> rt, next;  // row taps of this row and of the next
+    std::vector<int64_t> rt;  // row taps of this row
     for (int64_t row = r0; row < r1; ++row) {
       row_taps(row, &rt);
       const int64_t nrt = static_cast<int64_t>(rt.size() / 2);
       T* out = dx + row * g.W * g.C;
       if (g.M == 1) {
-        // Where a row takes several channel-block sweeps (C wider than the kernel's widest block
-        // of 4 vectors), each sweep reads every pixel's slice 256 bytes or more apart, a pattern
-        // the hardware prefetcher does not follow: there the next row's new out_backprop rows and
-        // its result row (for writing) come into L2 while this row runs. Measured 2026-11-25
-        // (`bench`, 2 threads): MobileNet dw3 (128 channels) 1.5 -> 1.9-2.2 of oneDNN on AVX-512;
-        // with one sweep (dw1, 32 channels) it cost 8-20 %, so it is off there.
-        L2Prefetch ahead;
-        const bool sweeps = g.C > 4 * kt.width;
-        if (sweeps && row + 1 < rows) {
-          row_taps(row + 1, &next);
-          ahead.add(out + g.W * g.C, g.W * g.C * elem, true);  // first: it is always new
-          for (std::size_t e = 1; e < next.size(); e += 2) {
-            bool seen = false;
-            for (std::size_t f = 1; f < rt.size(); f += 2) seen |= rt[f] == next[e];
-            if (!seen) ahead.add(dy + next[e] * g.OW * g.O, g.OW * g.O * elem, false);
-          }
-          ahead.spread(g.W * g.C);  // the tiles step it with the elements they write
-        }
+        // Tile-major (kernels_impl.h, depthwise_run): one pass over the row, which the hardware
+        // prefetcher follows (the channel sweeps before 2026-11-28 needed the next row
+        // prefetched into L2 by software).
         DepthwiseRow<T> dr;
         dr.src = dy;
         dr.src_w = g.OW;
@@ -87,7 +71,6 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx)
         dr.v_step = g.sw;
         dr.src_step = 1;
         dr.out = out;
-        dr.ahead = sweeps ? &ahead : nullptr;
         kt.depthwise_row(dr);
         continue;
       }

@@ -150,8 +150,7 @@ struct DepthwiseRow {
   int64_t nruns = 0;
   const int64_t* col_taps = nullptr;  // pairs (b, source column at t = 0)
   int64_t v_step = 1, src_step = 1;
-  T* out = nullptr;             // the result row, [columns][C]
-  L2Prefetch* ahead = nullptr;  // when given, stepped by each tile with the elements it wrote
+  T* out = nullptr;  // the result row, [columns][C]
 };
 
 /// Depthwise backprop filter over some output rows (multiplier 1):

@@ -222,37 +222,77 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
       }
     }
   }
-  if (p.ahead) p.ahead->step(TB * nch);
 }
 
-template <class S, int NB, bool FULL>
-inline void depthwise_run_block(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                                const RunTaps<typename S::T>& taps, bool first, int64_t ch0,
-                                int64_t nch) {
-  // Columns per tile: as many accumulator chains as the registers hold beside NB filter vectors.
-  constexpr int TB = (S::kRegs - 2 * NB) / NB > 8 ? 8 : (S::kRegs - 2 * NB) / NB;
+// Columns per tile for NB channel vectors: as many accumulator chains as the registers hold beside
+// NB filter vectors.
+template <class S, int NB>
+inline constexpr int kDepthwiseTB = (S::kRegs - 2 * NB) / NB > 8 ? 8 : (S::kRegs - 2 * NB) / NB;
+
+// Every channel of TB columns from t: blocks of NB vectors (NB the widest that fits, whose tile
+// width TB is), then the narrower remainders.
+template <class S, int TB, int NB>
+inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                                    const RunTaps<typename S::T>& taps, bool first, int64_t t) {
+  constexpr int64_t W = S::W;
+  int64_t ch = 0;
+  for (; ch + NB * W <= p.C; ch += NB * W)
+    depthwise_run_tile<S, TB, NB, true>(p, run, taps, first, t, ch, NB * W);
+  if constexpr (NB > 4) {
+    if (ch + 4 * W <= p.C) {
+      depthwise_run_tile<S, TB, 4, true>(p, run, taps, first, t, ch, 4 * W);
+      ch += 4 * W;
+    }
+  }
+  if constexpr (NB > 2) {
+    if (ch + 2 * W <= p.C) {
+      depthwise_run_tile<S, TB, 2, true>(p, run, taps, first, t, ch, 2 * W);
+      ch += 2 * W;
+    }
+  }
+  if constexpr (NB > 1) {
+    if (ch + W <= p.C) {
+      depthwise_run_tile<S, TB, 1, true>(p, run, taps, first, t, ch, W);
+      ch += W;
+    }
+  }
+  if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
+}
+
+template <class S, int NB>
+inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                            const RunTaps<typename S::T>& taps, bool first) {
+  constexpr int TB = kDepthwiseTB<S, NB>;
   int64_t t = 0;
-  for (; t + TB <= run.count; t += TB)
-    depthwise_run_tile<S, TB, NB, FULL>(p, run, taps, first, t, ch0, nch);
-  for (; t < run.count; ++t) depthwise_run_tile<S, 1, NB, FULL>(p, run, taps, first, t, ch0, nch);
+  for (; t + TB <= run.count; t += TB) depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
+  for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
 }
 
+// A run in tiles of columns, each tile through all its channels before the next (tile-major):
+// a pixel's channels are read together, one contiguous stretch of the source rows, which the
+// hardware prefetcher follows. Until 2026-11-28 the run was swept once per channel block of at most
+// 4 vectors, each sweep reading 128- or 256-byte slices of every pixel, with the next row
+// prefetched into L2 by software where there were several sweeps. Tile-major, with 8-vector
+// blocks where there are 32 registers and no software L2 prefetch, measured (Xeon guest, 2
+// threads, paired ratios against oneDNN, medians of 10 interleaved rounds against the previous
+// build; bench/xeon-2026-11-28/depthwise-tile-major.txt): MobileNet dw3 backprop input (128
+// channels) 1.42 -> 1.74 on AVX-512, 1.69 -> 1.87 on AVX2; dw4s2 (256) 2.06 -> 2.14 and
+// 1.98 -> 2.19; forward dw3 on AVX2 1.49 -> 1.74. Keeping the L2 prefetch was worse. Layers of
+// one block (dw1's 32 channels) run as before. Each element sums its taps in the same order
+// either way (bitwise the same results).
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first) {
   constexpr int64_t W = S::W;
-  int64_t ch = 0;
-  for (; ch + 4 * W <= p.C; ch += 4 * W)
-    depthwise_run_block<S, 4, true>(p, run, taps, first, ch, 4 * W);
-  if (ch + 2 * W <= p.C) {
-    depthwise_run_block<S, 2, true>(p, run, taps, first, ch, 2 * W);
-    ch += 2 * W;
+  if (S::kRegs >= 32 && p.C >= 8 * W) {
+    depthwise_tiles<S, (S::kRegs >= 32 ? 8 : 4)>(p, run, taps, first);
+  } else if (p.C >= 4 * W) {
+    depthwise_tiles<S, 4>(p, run, taps, first);
+  } else if (p.C >= 2 * W) {
+    depthwise_tiles<S, 2>(p, run, taps, first);
+  } else {
+    depthwise_tiles<S, 1>(p, run, taps, first);
   }
-  if (ch + W <= p.C) {
-    depthwise_run_block<S, 1, true>(p, run, taps, first, ch, W);
-    ch += W;
-  }
-  if (ch < p.C) depthwise_run_block<S, 1, false>(p, run, taps, first, ch, p.C - ch);
 }
 
 template <class S>
