@@ -140,7 +140,8 @@ void filter_kernel(const FilterTile<typename S::T>& p) {
 
 // ---- depthwise --------------------------------------------------------------------------------
 
-constexpr int64_t kPrefetchTiles = 3;  // measured best of 1-4 (AVX2 and AVX-512, 2026-11-25)
+constexpr int64_t kPrefetchTiles = 3;     // measured best of 1-4 (AVX2 and AVX-512, 2026-11-25)
+constexpr int64_t kPrefetchBytes = 4096;  // of whole pixels kPrefetchTiles tiles ahead (below)
 
 // Taps of one run, as source and filter pointers at channel 0 and t = 0.
 template <class T>
@@ -154,8 +155,8 @@ struct RunTaps {
 // TB result columns at a time (independent accumulator chains), NB vectors of channels each.
 template <class S, int TB, int NB, bool FULL>
 inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                               const RunTaps<typename S::T>& taps, bool first, int64_t t0,
-                               int64_t ch0, int64_t nch) {
+                               const RunTaps<typename S::T>& taps, bool first, bool prefetch,
+                               int64_t t0, int64_t ch0, int64_t nch) {
   using T = typename S::T;
   using V = typename S::V;
   constexpr int W = S::W;
@@ -171,14 +172,14 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
                          : S::load_n(out + u * W, nch - u * W);
     }
   }
-  // Prefetch, kPrefetchTiles tiles ahead in the run, every tap's source lines into L1 and the
-  // result's lines for writing. Without it each tile waited on L2 (the source rows) and memory
-  // (the result's read-for-ownership, the newest source row): AVX2 was 0.68-0.77 of oneDNN on
-  // 56-row, 55-64-column MobileNet layers, 1.4-1.8 with it; AVX-512's 6-column tiles gain less
-  // (measured 2026-11-25, `bench`, 1 and 2 threads). Columns inside the run only: every address
-  // is an element the run reads or writes.
+  // Prefetch (where depthwise_tiles asks), kPrefetchTiles tiles ahead in the run, every tap's
+  // source lines into L1 and the result's lines for writing. Without it each tile waited on L2 (the
+  // source rows) and memory (the result's read-for-ownership, the newest source row): AVX2 was
+  // 0.68-0.77 of oneDNN on 56-row, 55-64-column MobileNet layers, 1.4-1.8 with it; AVX-512's
+  // tiles (6 columns then) gained less (measured 2026-11-25, `bench`, 1 and 2 threads, a channel
+  // block per sweep). Columns inside the run only: every address is one the run reads or writes.
   const int64_t tp = t0 + kPrefetchTiles * TB;
-  if (tp + TB <= run.count) {
+  if (prefetch && tp + TB <= run.count) {
     constexpr int64_t kBytes = NB * W * static_cast<int64_t>(sizeof(T));
     for (int i = 0; i < taps.n; ++i) {
 #pragma GCC unroll 16
@@ -225,7 +226,7 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
 }
 
 // Columns per tile for NB channel vectors: as many accumulator chains as the registers hold beside
-// NB filter vectors.
+// NB filter vectors and NB source loads.
 template <class S, int NB>
 inline constexpr int kDepthwiseTB = (S::kRegs - 2 * NB) / NB > 8 ? 8 : (S::kRegs - 2 * NB) / NB;
 
@@ -233,60 +234,75 @@ inline constexpr int kDepthwiseTB = (S::kRegs - 2 * NB) / NB > 8 ? 8 : (S::kRegs
 // width TB is), then the narrower remainders.
 template <class S, int TB, int NB>
 inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                                    const RunTaps<typename S::T>& taps, bool first, int64_t t) {
+                                    const RunTaps<typename S::T>& taps, bool first, bool prefetch,
+                                    int64_t t) {
   constexpr int64_t W = S::W;
   int64_t ch = 0;
   for (; ch + NB * W <= p.C; ch += NB * W)
-    depthwise_run_tile<S, TB, NB, true>(p, run, taps, first, t, ch, NB * W);
+    depthwise_run_tile<S, TB, NB, true>(p, run, taps, first, prefetch, t, ch, NB * W);
   if constexpr (NB > 4) {
     if (ch + 4 * W <= p.C) {
-      depthwise_run_tile<S, TB, 4, true>(p, run, taps, first, t, ch, 4 * W);
+      depthwise_run_tile<S, TB, 4, true>(p, run, taps, first, prefetch, t, ch, 4 * W);
       ch += 4 * W;
     }
   }
   if constexpr (NB > 2) {
     if (ch + 2 * W <= p.C) {
-      depthwise_run_tile<S, TB, 2, true>(p, run, taps, first, t, ch, 2 * W);
+      depthwise_run_tile<S, TB, 2, true>(p, run, taps, first, prefetch, t, ch, 2 * W);
       ch += 2 * W;
     }
   }
   if constexpr (NB > 1) {
     if (ch + W <= p.C) {
-      depthwise_run_tile<S, TB, 1, true>(p, run, taps, first, t, ch, W);
+      depthwise_run_tile<S, TB, 1, true>(p, run, taps, first, prefetch, t, ch, W);
       ch += W;
     }
   }
-  if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
+  if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, prefetch, t, ch, p.C - ch);
 }
 
 template <class S, int NB>
 inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                             const RunTaps<typename S::T>& taps, bool first) {
   constexpr int TB = kDepthwiseTB<S, NB>;
+  static_assert(TB >= 1, "a tile has at least one column");
+  // Software prefetch only while what it brings ahead (kPrefetchTiles tiles of whole pixels) is
+  // a small part of L1 (below).
+  const bool prefetch =
+      kPrefetchTiles * TB * p.C * static_cast<int64_t>(sizeof(typename S::T)) <= kPrefetchBytes;
   int64_t t = 0;
-  for (; t + TB <= run.count; t += TB) depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
-  for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
+  for (; t + TB <= run.count; t += TB)
+    depthwise_tile_channels<S, TB, NB>(p, run, taps, first, prefetch, t);
+  for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, prefetch, t);
 }
 
 // A run in tiles of columns, each tile through all its channels before the next (tile-major):
 // a pixel's channels are read together, one contiguous stretch of the source rows, which the
-// hardware prefetcher follows. Until 2026-11-28 the run was swept once per channel block of at most
-// 4 vectors, each sweep reading 128- or 256-byte slices of every pixel, with the next row
-// prefetched into L2 by software where there were several sweeps. Tile-major, with 8-vector
-// blocks where there are 32 registers and no software L2 prefetch, measured (Xeon guest, 2
-// threads, paired ratios against oneDNN, medians of 10 interleaved rounds against the previous
-// build; bench/xeon-2026-11-28/depthwise-tile-major.txt): MobileNet dw3 backprop input (128
-// channels) 1.42 -> 1.74 on AVX-512, 1.69 -> 1.87 on AVX2; dw4s2 (256) 2.06 -> 2.14 and
-// 1.98 -> 2.19; forward dw3 on AVX2 1.49 -> 1.74. Keeping the L2 prefetch was worse. Layers of
-// one block (dw1's 32 channels) run as before. Each element sums its taps in the same order
-// either way (bitwise the same results).
+// hardware prefetcher follows. Until 2026-11-28 the run was swept once per channel block of at
+// most 4 vectors (128- or 256-byte slices of every pixel per sweep), with the next row prefetched
+// into L2 by software where there were several sweeps. Tile-major, with 8-vector blocks where
+// there are 32 registers and no L2 prefetch, against that build (Xeon guest, 2 threads, paired
+// ratios against oneDNN, medians of 8 interleaved rounds; bench/xeon-2026-11-28/
+// depthwise-tile-major.txt, set 8), backprop input: MobileNet dw3 (128 channels) 1.71 -> 2.03 on
+// AVX-512 and 1.75 -> 1.92 on AVX2, dw4s2 (256) 2.18 -> 2.18 and 2.08 -> 2.15, 14x14x512
+// 1.63 -> 1.71 and 1.63 -> 1.82, 7x7x1024 1.18 -> 1.69 and 1.93 -> 2.05; forward dw3 0.73 ->
+// 0.80 and 1.86 -> 1.84, but forward 14x14x512 on AVX-512 0.88 -> 0.75 (there each 2-column tile
+// reloads the 18 KB of filter taps; channel groups of 128 or 256 floats, or 4-vector blocks,
+// measured no better overall). One-block layers (dw1's 32 channels) run as before. The per-tile
+// L1 prefetch (kPrefetchTiles) stays only where it brings at most kPrefetchBytes ahead: with whole
+// pixels of 512 or 1024 channels it overran L1 (14x14x512 backprop input 1.37, forward 0.63).
+// Each element sums its taps in the same order either way (bitwise the same results).
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first) {
   constexpr int64_t W = S::W;
-  if (S::kRegs >= 32 && p.C >= 8 * W) {
-    depthwise_tiles<S, (S::kRegs >= 32 ? 8 : 4)>(p, run, taps, first);
-  } else if (p.C >= 4 * W) {
+  if constexpr (S::kRegs >= 32) {
+    if (p.C >= 8 * W) {
+      depthwise_tiles<S, 8>(p, run, taps, first);
+      return;
+    }
+  }
+  if (p.C >= 4 * W) {
     depthwise_tiles<S, 4>(p, run, taps, first);
   } else if (p.C >= 2 * W) {
     depthwise_tiles<S, 2>(p, run, taps, first);

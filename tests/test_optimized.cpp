@@ -386,7 +386,7 @@ void check_blocking_paths(const char* const (&problems)[N], const std::string& w
 // skipped per tile),
 // backprop filter's reduction split into chunks (long reduction, small filter) with tails, and its
 // packed out_backprop slices (several taps, out_backprop wider than a panel) and in-place reads;
-// and the depthwise gather's next-row prefetch (check_blocking_paths).
+// and the depthwise gather's tile-major runs (check_blocking_paths).
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
   BOOST_TEST(opt::cache_sizes().l1d > 0);
   BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
@@ -441,10 +441,13 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       // a row too wide for the packed slice to fit L2: out_backprop read in place (on a 512 KiB
       // L2 under AVX2; on any machine in the small-cache table below)
       "conv2d_backprop_filter:input=1x2x17000x2,filter=3x3x2x20,padding=SAME",
-      // the depthwise gather with several channel sweeps per row, prefetching the next row
-      // (across images too), dilated and strided
+      // the depthwise gather's tile-major runs: each tile through channel blocks of every width
+      // and a masked tail (245 f32 = 8 + 4 + 2 + 1 AVX-512 vectors and 5; 144 = 8 + 1; 30 + 5 AVX2
+      // vectors), dilated and strided, backprop input and forward
       "depthwise_conv2d_backprop_input:input=3x12x9x80,filter=3x3x80x1,dilation=2x1,padding=SAME",
       "depthwise_conv2d_backprop_input:input=2x9x10x72,filter=3x3x72x1,stride=2x2,padding=SAME",
+      "depthwise_conv2d_backprop_input:input=2x9x10x245,filter=3x3x245x1,padding=SAME",
+      "depthwise_conv2d:input=2x9x10x144,filter=3x3x144x1,stride=2x1,dilation=1x2,padding=SAME",
   };
   check_blocking_paths(problems, "");
 }

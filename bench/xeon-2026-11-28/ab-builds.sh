@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Interleaves builds round by round on one suite (2 threads unless THREADS=...), one line per
-# (build, layer/op) and round: median_ms, min_ms of optimized and oneDNN, paired ratio.
+# Interleaves builds round by round on one suite (2 threads unless THREADS=N: one count), one line
+# per (build, layer/op) and round: median_ms, min_ms of optimized and oneDNN, paired ratio.
 # Example: bash ab-builds.sh suite.txt 10 "" old:/tmp/old/convcheck new:build/convcheck > r.txt;
 # python3 ab-summary.py r.txt
 # ab-builds.sh SUITE ROUNDS "ENV" LABEL:BIN ...
@@ -8,7 +8,7 @@ suite=$1; rounds=$2; base=$3; shift 3
 fmt='import json,sys
 rows={}
 for l in sys.stdin:
-  d=json.loads(l); rows.setdefault(d["tag"]+"/"+d["problem"].split(":")[0][-6:],{})[d["backend"]]=d
+  d=json.loads(l); rows.setdefault(d["tag"]+"/"+d["problem"].split(":")[0],{})[d["backend"]]=d
 for k,v in rows.items():
   o=v["optimized"]; n=v["onednn"]
   print(sys.argv[1],k,o["median_ms"],o["min_ms"],n["median_ms"],n["min_ms"],o["paired_ratio"] or 0)'
