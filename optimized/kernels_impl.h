@@ -140,8 +140,9 @@ void filter_kernel(const FilterTile<typename S::T>& p) {
 
 // ---- depthwise --------------------------------------------------------------------------------
 
-constexpr int64_t kPrefetchTiles = 3;     // measured best of 1-4 (AVX2 and AVX-512, 2026-11-25)
-constexpr int64_t kPrefetchBytes = 4096;  // of whole pixels kPrefetchTiles tiles ahead (below)
+// Measured best of 1-4 (AVX2 and AVX-512, 2026-11-25, with the channel sweeps before tile-major).
+constexpr int64_t kPrefetchTiles = 3;
+constexpr int64_t kPrefetchPixelBytes = 512;  // the widest pixel the prefetch serves (below)
 
 // Taps of one run, as source and filter pointers at channel 0 and t = 0.
 template <class T>
@@ -266,10 +267,8 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
                             const RunTaps<typename S::T>& taps, bool first) {
   constexpr int TB = kDepthwiseTB<S, NB>;
   static_assert(TB >= 1, "a tile has at least one column");
-  // Software prefetch only while what it brings ahead (kPrefetchTiles tiles of whole pixels) is
-  // a small part of L1 (below).
-  const bool prefetch =
-      kPrefetchTiles * TB * p.C * static_cast<int64_t>(sizeof(typename S::T)) <= kPrefetchBytes;
+  // Software prefetch only for pixels of at most kPrefetchPixelBytes (below).
+  const bool prefetch = p.C * static_cast<int64_t>(sizeof(typename S::T)) <= kPrefetchPixelBytes;
   int64_t t = 0;
   for (; t + TB <= run.count; t += TB)
     depthwise_tile_channels<S, TB, NB>(p, run, taps, first, prefetch, t);
@@ -287,11 +286,13 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // AVX-512 and 1.75 -> 1.92 on AVX2, dw4s2 (256) 2.18 -> 2.18 and 2.08 -> 2.15, 14x14x512
 // 1.63 -> 1.71 and 1.63 -> 1.82, 7x7x1024 1.18 -> 1.69 and 1.93 -> 2.05; forward dw3 0.73 ->
 // 0.80 and 1.86 -> 1.84, but forward 14x14x512 on AVX-512 0.88 -> 0.75 (there each 2-column tile
-// reloads the 18 KB of filter taps; channel groups of 128 or 256 floats, or 4-vector blocks,
-// measured no better overall). One-block layers (dw1's 32 channels) run as before. The per-tile
-// L1 prefetch (kPrefetchTiles) stays only where it brings at most kPrefetchBytes ahead: with whole
-// pixels of 512 or 1024 channels it overran L1 (14x14x512 backprop input 1.37, forward 0.63).
-// Each element sums its taps in the same order either way (bitwise the same results).
+// reloads the 18 KB of filter taps; channel groups of 256 floats read 0.83 there and within noise
+// elsewhere, 6 rounds, not adopted; 4-vector blocks 0.91 there but 7x7x1024 0.64 -> 0.51). One-
+// block layers (dw1's 32 channels) run as before. The per-tile L1 prefetch (kPrefetchTiles) stays
+// only for pixels of at most 512 bytes (128 floats): with wider ones, whole pixels kPrefetchTiles
+// tiles ahead overran L1 (14x14x512 backprop input 1.37 with it, forward 0.63); set 8 measured
+// dw4s2, 14x14x512 and 7x7x1024 without it, dw1 and dw3 with it. Each element sums its taps in the
+// same order either way (bitwise the same results).
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first) {

@@ -442,12 +442,14 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       // L2 under AVX2; on any machine in the small-cache table below)
       "conv2d_backprop_filter:input=1x2x17000x2,filter=3x3x2x20,padding=SAME",
       // the depthwise gather's tile-major runs: each tile through channel blocks of every width
-      // and a masked tail (245 f32 = 8 + 4 + 2 + 1 AVX-512 vectors and 5; 144 = 8 + 1; 30 + 5 AVX2
-      // vectors), dilated and strided, backprop input and forward
+      // and a masked tail (245 f32 = 8 + 4 + 2 + 1 AVX-512 vectors and 5; 144 = 8 + 1; 30 AVX2
+      // vectors and 5), dilated and strided, backprop input and forward
       "depthwise_conv2d_backprop_input:input=3x12x9x80,filter=3x3x80x1,dilation=2x1,padding=SAME",
       "depthwise_conv2d_backprop_input:input=2x9x10x72,filter=3x3x72x1,stride=2x2,padding=SAME",
       "depthwise_conv2d_backprop_input:input=2x9x10x245,filter=3x3x245x1,padding=SAME",
       "depthwise_conv2d:input=2x9x10x144,filter=3x3x144x1,stride=2x1,dilation=1x2,padding=SAME",
+      // f64: 8 + 4 + 2 + 1 AVX-512 vectors and 5; 7 x 4 + 2 + 1 AVX2 vectors and 1
+      "depthwise_conv2d_backprop_input:input=2x9x10x125,filter=3x3x125x1,padding=SAME,dtype=f64",
   };
   check_blocking_paths(problems, "");
 }
