@@ -1,8 +1,23 @@
-# Summarises ab-builds.sh output: per (layer/op, build) the medians, fastest rounds and paired ratio.
+# Summarises ab-builds.sh output. With one argument: per (layer/op, build) the medians, fastest
+# rounds and paired ratio. With a second, builds in order (build1,build2,...): one row per
+# layer/op and a column per build, the paired ratio's median and optimized's median ms, for the
+# ISA prefixes 512_ and avx2_ (the records' sets 8, 10 and 11).
 import collections,statistics as st,sys
 d=collections.defaultdict(list)
 for l in open(sys.argv[1]):
     f=l.split(); d[(f[1],f[0])].append([float(x) for x in f[2:]])
-for k in sorted(d):
-    v=d[k]
-    print("%-32s %s n=%2d opt med %.3f min %.3f | dnn med %.3f min %.3f | paired med %.3f  min-ratio %.3f"%(k[0],k[1],len(v),st.median(x[0] for x in v),min(x[1] for x in v),st.median(x[2] for x in v),min(x[3] for x in v),st.median(x[4] for x in v),min(x[3] for x in v)/min(x[1] for x in v)))
+if len(sys.argv) < 3:
+    for k in sorted(d):
+        v=d[k]
+        print("%-32s %s n=%2d opt med %.3f min %.3f | dnn med %.3f min %.3f | paired med %.3f  min-ratio %.3f"%(k[0],k[1],len(v),st.median(x[0] for x in v),min(x[1] for x in v),st.median(x[2] for x in v),min(x[3] for x in v),st.median(x[4] for x in v),min(x[3] for x in v)/min(x[1] for x in v)))
+    sys.exit()
+builds=sys.argv[2].split(",")
+layers=sorted(set(k[0] for k in d))
+for isa in ["512","avx2"]:
+    print(isa, " | ".join(builds), "(paired median, optimized median ms)")
+    for L in layers:
+        row=[]
+        for b in builds:
+            v=d[(L,isa+"_"+b)]
+            row.append("%.2f (%.3f ms)"%(st.median(x[4] for x in v), st.median(x[0] for x in v)))
+        print("  %-30s %s"%(L.replace("depthwise_conv2d_backprop_input","bpi").replace("depthwise_conv2d","fwd"), " | ".join(row)))
