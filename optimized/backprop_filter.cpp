@@ -163,8 +163,9 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 constexpr int64_t kFilterPrefetchTiles = 2;
 
 template <class T>
-inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t t, int64_t o0, int64_t nr) {
-  const int64_t qb = t % P.qblocks, tap = t / P.qblocks % P.taps, q0 = qb * P.MR;
+inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t qb, int64_t tap, int64_t o0,
+                                 int64_t nr) {
+  const int64_t q0 = qb * P.MR;
   const char* c = reinterpret_cast<const char*>(out + (tap * P.Mrows + q0) * P.ldc + o0);
   const int64_t rows = std::min(P.MR, P.Mrows - q0),
                 last = nr * static_cast<int64_t>(sizeof(T)) - 1;
@@ -175,6 +176,18 @@ inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t t, int64_t o0
     __builtin_prefetch(row + last, 1, 3);
   }
 }
+
+// A tile's position in its panel, t = (... * taps + tap) * qblocks + qb, stepped tile by tile.
+struct Cursor {
+  int64_t qb, tap, qblocks, taps;
+  Cursor(int64_t t, int64_t qblocks_, int64_t taps_)
+      : qb(t % qblocks_), tap(t / qblocks_ % taps_), qblocks(qblocks_), taps(taps_) {}
+  void step() {
+    if (++qb < qblocks) return;
+    qb = 0;
+    if (++tap == taps) tap = 0;
+  }
+};
 
 // Per-thread packing buffers.
 template <class T>
@@ -240,8 +253,13 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           if (lo >= 0) next_sub.add(P.x + lo, (hi - lo) * static_cast<int64_t>(sizeof(T)), false);
           next_sub.spread(tb - ta);
         }
-        for (int64_t t = ta; t < tb; ++t) {
-          const int64_t qb = t % qblocks, tap = t / qblocks % taps, q0 = qb * MR;
+        // The tile's (qb, tap) and the prefetched tile's, stepped rather than divided out of t
+        // per tile (a 64-bit division each, beside calls of a few hundred FMAs where the layers
+        // are small).
+        Cursor cur(ta, qblocks, taps), ahead = cur;
+        for (int64_t k = 0; k < kFilterPrefetchTiles; ++k) ahead.step();
+        for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
+          const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
           FilterTile<T> ft;
           ft.x = P.bside + grp * P.Mrows + q0;
           ft.x_step = P.b_step;
@@ -255,7 +273,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
           if (t + kFilterPrefetchTiles < tb)
-            prefetch_filter_tile(P, out, t + kFilterPrefetchTiles, o0, nr);
+            prefetch_filter_tile(P, out, ahead.qb, ahead.tap, o0, nr);
           P.kernel(ft);
           next.step();
           next_sub.step();
