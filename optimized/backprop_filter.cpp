@@ -254,8 +254,8 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           next_sub.spread(tb - ta);
         }
         // The tile's (qb, tap) and the prefetched tile's, stepped rather than divided out of t
-        // per tile (a 64-bit division each, beside calls of a few hundred FMAs where the layers
-        // are small).
+        // per tile (64-bit divisions, two a pair, beside calls of a few hundred FMAs where the
+        // layers are small).
         Cursor cur(ta, qblocks, taps), ahead = cur;
         for (int64_t k = 0; k < kFilterPrefetchTiles; ++k) ahead.step();
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Compares, file for file, the depthwise results (backprop input and forward) of two builds on
+# Compares, file for file, the results of two builds (by default depthwise backprop input and
+# forward; any descriptors with PROBLEMS=FILE) on
 # real-valued operands (N(0,1), so that a different summation order would change some bits):
 # bitwise the same expected where a change keeps every element's sum order.
 # Usage, from the repository root: OLD=/path/to/old/convcheck bash bench/xeon-2026-11-28/bits-vs-previous.sh
@@ -8,7 +9,7 @@
 set -u
 : "${OLD:?the previous build}"
 NEW=$(realpath "${NEW:-build/convcheck}"); OLD=$(realpath "$OLD")
-if [ -n "${PROBLEMS:-}" ]; then PROBLEMS=$(realpath "$PROBLEMS") || exit 2; fi
+if [ -n "${PROBLEMS:-}" ]; then PROBLEMS=$(realpath -e "$PROBLEMS") || exit 2; fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; cd "$work"
 # Rewrites a .npy file's data with N(0,1) values, header kept: version 1.0 headers (what
 # core/npy.cpp writes below 64 KiB of header) of f32 or f64 data only; anything else fails.
@@ -21,7 +22,7 @@ if code is None: sys.exit("neither f32 nor f64: "+path)
 n=(len(b)-len(head))//struct.calcsize(code); r=random.Random(seed)
 open(path,"wb").write(head+struct.pack("<%d%s"%(n,code),*[r.gauss(0,1) for _ in range(n)]))'
 problems() {  # the descriptors, without dtype
-  if [ -n "${PROBLEMS:-}" ]; then grep -v '^#' "$PROBLEMS" | grep .; return; fi
+  if [ -n "${PROBLEMS:-}" ]; then tr -d '\r' < "$PROBLEMS" | grep -v '^[[:space:]]*#' | grep '[^[:space:]]'; return; fi
   for op in depthwise_conv2d_backprop_input depthwise_conv2d; do
   for C in 1 3 8 17 32 40 64 72 96 100 128 136 144 200 245 256 300; do
   for geo in "input=2x9x11x$C,filter=3x3x${C}x1,padding=SAME" "input=1x13x7x$C,filter=5x3x${C}x1,stride=2x1,padding=VALID" "input=2x10x10x$C,filter=3x3x${C}x1,dilation=2x2,padding=SAME" "input=1x8x8x$C,filter=3x3x${C}x1,stride=2x2,padding=SAME"; do
@@ -51,4 +52,4 @@ for dt in f32 f64; do
   done; done
 done; done
 echo "compared $n, differing $bad, failed to run $failed"
-[ $((bad + failed)) -eq 0 ]
+[ "$n" -gt 0 ] && [ $((bad + failed)) -eq 0 ]
