@@ -28,11 +28,11 @@ namespace convcheck::opt {
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
-// larger side and has several taps), and a tile's filter rows are prefetched two calls ahead.
-// Inside a block, the tiles of one out_backprop panel (group and NR channels; every tap and q,
-// fewer when their filter tiles would not fit half of L2) form a run. With several taps and
-// out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel slice
-// sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
+// larger side and has several taps). The filter tiles themselves are not prefetched (below, at
+// the one-block rule). Inside a block, the tiles of one out_backprop panel (group and NR channels;
+// every tap and q, fewer when their filter tiles would not fit half of L2) form a run. With several
+// taps and out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel
+// slice sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
 // channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
 // every tile streamed them from L2. A wide panel (more than a cache line per pixel: AVX-512's 32 or
 // 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all of out_backprop (read
@@ -153,30 +153,6 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
   return nb;
 }
 
-// The filter tile kFilterPrefetchTiles calls ahead in the run is prefetched for writing before each
-// kernel call (a run's first tiles are not: runs are long, a few hundred tiles): its MR rows are
-// the filter's channel stride apart (1-2 KiB), a line or a few each, and a kernel call that loads
-// them cold stalls on memory before its pixel loop, and its stores after it. Where
-// the filter is larger than L2 (ResNet conv5, DCGAN g2: 9-13 MB) that wait was most of the time:
-// conv5 54 -> 39 ms, g2 22 -> 19 ms (AVX2 Zen 3, 1 thread, 2026-11-25; distance 2 measured best of
-// 1, 2 and 4).
-constexpr int64_t kFilterPrefetchTiles = 2;
-
-template <class T>
-inline void prefetch_filter_tile(const Plan<T>& P, T* out, int64_t qb, int64_t tap, int64_t o0,
-                                 int64_t nr) {
-  const int64_t q0 = qb * P.MR;
-  const char* c = reinterpret_cast<const char*>(out + (tap * P.Mrows + q0) * P.ldc + o0);
-  const int64_t rows = std::min(P.MR, P.Mrows - q0),
-                last = nr * static_cast<int64_t>(sizeof(T)) - 1;
-  const int64_t ld = P.ldc * static_cast<int64_t>(sizeof(T));
-  for (int64_t m = 0; m < rows; ++m) {
-    const char* const row = c + m * ld;
-    for (int64_t l = 0; l < last; l += kLine) __builtin_prefetch(row + l, 1, 3);
-    __builtin_prefetch(row + last, 1, 3);
-  }
-}
-
 // A tile's position in its panel, t = (... * taps + tap) * qblocks + qb, stepped tile by tile.
 struct Cursor {
   int64_t qb, tap, qblocks, taps;
@@ -253,12 +229,10 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           if (lo >= 0) next_sub.add(P.x + lo, (hi - lo) * static_cast<int64_t>(sizeof(T)), false);
           next_sub.spread(tb - ta);
         }
-        // The tile's (qb, tap) and the prefetched tile's, stepped rather than divided out of t
-        // per tile (64-bit divisions, two a pair, beside calls of a few hundred FMAs where the
-        // layers are small).
-        Cursor cur(ta, qblocks, taps), ahead = cur;
-        for (int64_t k = 0; k < kFilterPrefetchTiles; ++k) ahead.step();
-        for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
+        // The tile's (qb, tap), stepped rather than divided out of t per tile (64-bit
+        // divisions beside calls of a few hundred FMAs where the layers are small).
+        Cursor cur(ta, qblocks, taps);
+        for (int64_t t = ta; t < tb; ++t, cur.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
           FilterTile<T> ft;
           ft.x = P.bside + grp * P.Mrows + q0;
@@ -272,8 +246,6 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.mr = std::min(MR, P.Mrows - q0);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
-          if (t + kFilterPrefetchTiles < tb)
-            prefetch_filter_tile(P, out, ahead.qb, ahead.tap, o0, nr);
           P.kernel(ft);
           next.step();
           next_sub.step();
@@ -365,12 +337,20 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
   // A filter of several taps larger than the activations is one block: every block loads and
   // stores the whole filter, from memory once it exceeds the caches, while a block's activations
-  // are read back from L3 (from memory where they exceed it too: a case not measured). With the
-  // filter prefetch above, the 4 blocks of ResNet conv5 (N = 8) cost about 5 %, DCGAN g2's 2 blocks
-  // 15-35 % (AVX2 Zen 3, 1 thread). Taking q tiles in ranges whose input slice fits L2 (so that
-  // each panel does not stream the whole input from L3) gained nothing measurable there, 1 and 2
-  // threads. 1x1 filters keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet
-  // conv5's 1x1 layers would qualify).
+  // are read back from L3 (from memory where they exceed it too: a case not measured). The 4
+  // blocks of ResNet conv5 (N = 8) cost about 5 %, DCGAN g2's 2 blocks 15-35 % (AVX2 Zen 3, 1
+  // thread). Taking q tiles in ranges whose input slice fits L2 (so that each panel does not
+  // stream the whole input from L3) gained nothing measurable there, 1 and 2 threads. 1x1 filters
+  // keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet conv5's 1x1 layers would
+  // qualify).
+  //
+  // No filter-tile prefetch. One was written with this rule (c8e5ffd, 2026-11-25: each tile's rows
+  // prefetched two kernel calls ahead, credited with conv5 54 -> 39 ms on that Zen 3) but never
+  // ran: GCC's pure-const pass found the helper, whose only effect was __builtin_prefetch, "looping
+  // pure" and deleted its calls at -O1 and above (the objects held no prefetcht0; shown 2026-11-28
+  // with -fdump-tree-all). Made to run (always_inline), it measured no gain on the Xeon
+  // (bench/xeon-2026-11-28c/prefetch-live.txt), so it is gone; the Zen 3 figures above, and every
+  // table since, were measured without it.
   const int64_t filter_elements = taps * g.Cf * g.O;
   // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
   // padding makes many output rows of a few input rows (saturated: it is only compared).
