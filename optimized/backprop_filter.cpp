@@ -346,11 +346,13 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   //
   // No filter-tile prefetch. One was written with this rule (c8e5ffd, 2026-11-25: each tile's rows
   // prefetched two kernel calls ahead, credited with conv5 54 -> 39 ms on that Zen 3) but never
-  // ran: GCC's pure-const pass found the helper, whose only effect was __builtin_prefetch, "looping
-  // pure" and deleted its calls at -O1 and above (the objects held no prefetcht0; shown 2026-11-28
-  // with -fdump-tree-all). Made to run (always_inline), it measured no gain on the Xeon
-  // (bench/xeon-2026-11-28c/prefetch-live.txt), so it is gone; the Zen 3 figures above, and every
-  // table since, were measured without it.
+  // ran: GCC's pure-const pass marked the helper, whose only effect was __builtin_prefetch,
+  // "looping pure", so dead-code elimination deleted its calls at -O1 and above (the objects held
+  // no prefetcht0; shown 2026-11-28 with -fdump-tree-all). Made to run (always_inline), it showed
+  // no consistent gain on the Xeon (bench/xeon-2026-11-28c/prefetch-live.txt: fastest rounds within
+  // a few %, AVX2 paired medians lower, AVX-512 paired medians higher on DCGAN g2 and conv5, in a
+  // busy spell), so it is gone; the Zen 3 figures above, and every table since, were measured
+  // without it.
   const int64_t filter_elements = taps * g.Cf * g.O;
   // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
   // padding makes many output rows of a few input rows (saturated: it is only compared).

@@ -495,7 +495,7 @@ BOOST_AUTO_TEST_CASE(mirrored_1x1_backprop_filter_is_bitwise_the_plain_one) {
 // sub-blocks and a tail panel under AVX-512; as printed by the code, 2026-11-27), the one-block
 // rule for a filter larger than the activations (3 and 6 blocks otherwise, f32 and f64), a row
 // whose packed slice would not fit L2 (1x1x600x2: read in place under AVX2 and AVX-512), runs of
-// many tiles (the filter-tile prefetch); the implicit GEMM with taps in several chunks, and a tap
+// many tiles; the implicit GEMM with taps in several chunks, and a tap
 // in slices (chunks of at most 16 KiB of packed panel).
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   const char* const problems[] = {
