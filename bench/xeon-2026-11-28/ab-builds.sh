@@ -3,7 +3,8 @@
 # per (build, layer/op) and round: median_ms, min_ms of optimized and oneDNN, paired ratio.
 # Example: bash ab-builds.sh suite.txt 10 "" old:/tmp/old/convcheck new:build/convcheck > r.txt;
 # python3 ab-summary.py r.txt
-# ab-builds.sh SUITE ROUNDS "ENV" LABEL:BIN ...
+# ab-builds.sh SUITE ROUNDS "ENV" LABEL:BIN ... (BIN may start with VAR=value settings for that
+# entry alone: "e3:CONVCHECK_EXP=3 build/convcheck", one binary under several settings)
 suite=$1; rounds=$2; base=$3; shift 3
 fmt='import json,sys
 rows={}
