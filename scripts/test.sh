@@ -28,9 +28,10 @@ ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_A
 stage "AddressSanitizer + UBSan build"
 # Without the eigen ISA modules (3 minutes of compile each; the same source as the baseline
 # eigen_kernels.cpp the sanitizers do cover): eigen runs its baseline build here.
-# Line tables only (-g1): enough for the sanitizers' reports (function, file and line), and the
-# build's longest compile, comparators/eigen_kernels.cpp, takes 9.7 minutes with it against 14.3
-# with -g (2-vCPU CI machine, 2026-11-28; test_optimized.cpp 26 s against 37).
+# Minimal debug info (-g1: functions and line tables, no variables or types) is enough for the
+# sanitizers' reports (function, file and line, inlined frames), and the build's longest compile,
+# comparators/eigen_kernels.cpp, takes 9.7 minutes with it against 14.3 with -g (2-vCPU CI
+# machine, 2026-11-28; test_optimized.cpp 26 s against 37).
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVCHECK_EIGEN_MODULES=OFF \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"

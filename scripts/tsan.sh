@@ -24,7 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
-# No eigen ISA modules (as the sanitizer build in scripts/test.sh: compile time).
+# No eigen ISA modules, and line tables only (as the sanitizer build in scripts/test.sh: compile
+# time).
 CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCONVCHECK_CUDA=OFF -DCONVCHECK_ONEDNN=OFF \
   -DCONVCHECK_EIGEN_MODULES=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
