@@ -2,6 +2,9 @@
 """The README's CPU performance table from bench/cpu-table.sh's records (see there).
 
     cpu_table.py DIR    reads DIR/native-*.jsonl, DIR/avx2-*.jsonl (and DIR/native-threads1*.jsonl)
+    cpu_table.py --threads DIR
+                        the last table alone (below), from DIR/native-*.jsonl alone: runs of
+                        `bench --threads 1,2` on any suite (no AVX2 runs needed)
 A run's ratio is its records' paired ratio (the median over the bench's interleaved rounds of
 oneDNN's time over optimized's in the same round; convcheck bench, bench/harness.h), or the ratio of
 the two medians in records from before it existed. The table's columns come from each run's records
@@ -76,10 +79,11 @@ def op_label(problem):
 
 
 def main():
-    d = sys.argv[1]
+    threads_only = sys.argv[1] == "--threads"
+    d = sys.argv[2] if threads_only else sys.argv[1]
     native, avx2 = load(os.path.join(d, "native-[0-9]*.jsonl")), load(os.path.join(d, "avx2-*.jsonl"))
     one = load(os.path.join(d, "native-threads1*.jsonl"))
-    if not native or not avx2:
+    if not native or not (avx2 or threads_only):
         print("cpu_table: no runs in %s" % d, file=sys.stderr)
         return 2
     errors = []
@@ -122,6 +126,63 @@ def main():
     def med(runs, problem, backend, field):
         v = [r[field] for r in (rec(run, problem, backend) for run in runs) if r]
         return statistics.median(v) if v else None
+
+    def thread_table():
+        # 1 -> 2 threads in the fastest rounds: on a shared 2-vCPU guest a neighbour's busy spell
+        # takes one of the two CPUs, which slows a 2-thread round far more than a 1-thread one, so
+        # the main table's per-round medians read the scaling low on layers where the code scales;
+        # each count's fastest round over all runs is the nearest this machine comes to the code
+        # running with both CPUs to itself. The main table's medians remain the figure the issue's
+        # target is read from.
+        by_threads = {t: [by_key(run, t) for run in native] for t in (1, 2)}
+
+        def fastest(problem, backend, threads):
+            v = [r["min_ms"] for r in (rec(run, problem, backend) for run in by_threads[threads])
+                 if r and r.get("min_ms", 0) > 0]
+            return min(v, default=None)
+
+        scaling = []
+        for problem, tag in order:
+            cells = []
+            for backend in ("optimized", "onednn"):
+                t1, t2 = fastest(problem, backend, 1), fastest(problem, backend, 2)
+                cells.append(t1 / t2 if t1 and t2 else None)
+            if any(cells):
+                scaling.append((problem, tag, cells))
+        if not scaling:
+            return 0
+        print()
+        print("1 → 2 threads in the fastest rounds (every layer): each backend's fastest 1-thread "
+              "round over all runs over its fastest 2-thread round (min_ms), beside the main table's "
+              "column (median over runs of each run's median per-round speedup; a busy spell on a "
+              "shared machine slows a 2-thread round more than a 1-thread one):")
+        print()
+        print("| layer (N = 8) | op | optimized: median rounds | fastest rounds | oneDNN: median rounds "
+              "| fastest rounds |")
+        print("|---|---|---|---|---|---|")
+        below = {"median": [0, 0], "fastest": [0, 0]}
+
+        last_tag = None
+        for problem, tag, cells in scaling:
+            op = op_label(problem)
+            out = []
+            for i, backend in enumerate(("optimized", "onednn")):
+                m = interleaved_speedup(problem, backend)
+                for kind, x in (("median", m), ("fastest", cells[i])):
+                    if x is not None and x < 1.8:
+                        below[kind][i] += 1
+                out += [fmt_speedup(m), fmt_speedup(cells[i])]
+            print("| %s | %s | %s |" % (tag if tag != last_tag else "", op, " | ".join(out)))
+            last_tag = tag
+        print()
+        print("Below 1.8x, of %d layers: optimized %d (median rounds), %d (fastest rounds); oneDNN "
+              "%d, %d." % (len(scaling), below["median"][0], below["fastest"][0], below["median"][1],
+                           below["fastest"][1]))
+        return 0
+
+
+    if threads_only:
+        return thread_table()
 
     def geo_cell(v):
         return "%.2f (lowest %.2f)" % (statistics.geometric_mean(v), min(v)) if v else "—"
@@ -280,58 +341,7 @@ def main():
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
 
-    # 1 -> 2 threads in the fastest rounds: on a shared 2-vCPU guest a neighbour's busy spell
-    # takes one of the two CPUs, which slows a 2-thread round far more than a 1-thread one, so
-    # the main table's per-round medians read the scaling low on layers where the code scales;
-    # each count's fastest round over all runs is the nearest this machine comes to the code
-    # running with both CPUs to itself. The main table's medians remain the figure the issue's
-    # target is read from.
-    by_threads = {t: [by_key(run, t) for run in native] for t in (1, 2)}
-
-    def fastest(problem, backend, threads):
-        v = [r["min_ms"] for r in (rec(run, problem, backend) for run in by_threads[threads])
-             if r and r.get("min_ms", 0) > 0]
-        return min(v, default=None)
-
-    scaling = []
-    for problem, tag in order:
-        cells = []
-        for backend in ("optimized", "onednn"):
-            t1, t2 = fastest(problem, backend, 1), fastest(problem, backend, 2)
-            cells.append(t1 / t2 if t1 and t2 else None)
-        if any(cells):
-            scaling.append((problem, tag, cells))
-    if not scaling:
-        return 0
-    print()
-    print("1 → 2 threads in the fastest rounds (every layer): each backend's fastest 1-thread "
-          "round over all runs over its fastest 2-thread round (min_ms), beside the main table's "
-          "column (median over runs of each run's median per-round speedup; a busy spell on a "
-          "shared machine slows a 2-thread round more than a 1-thread one):")
-    print()
-    print("| layer (N = 8) | op | optimized: median rounds | fastest rounds | oneDNN: median rounds "
-          "| fastest rounds |")
-    print("|---|---|---|---|---|---|")
-    below = {"median": [0, 0], "fastest": [0, 0]}
-
-    last_tag = None
-    for problem, tag, cells in scaling:
-        op = op_label(problem)
-        out = []
-        for i, backend in enumerate(("optimized", "onednn")):
-            m = interleaved_speedup(problem, backend)
-            for kind, x in (("median", m), ("fastest", cells[i])):
-                if x is not None and x < 1.8:
-                    below[kind][i] += 1
-            out += [fmt_speedup(m), fmt_speedup(cells[i])]
-        print("| %s | %s | %s |" % (tag if tag != last_tag else "", op, " | ".join(out)))
-        last_tag = tag
-    print()
-    print("Below 1.8x, of %d layers: optimized %d (median rounds), %d (fastest rounds); oneDNN "
-          "%d, %d." % (len(scaling), below["median"][0], below["fastest"][0], below["median"][1],
-                       below["fastest"][1]))
-    return 0
-
+    return thread_table()
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -3,7 +3,7 @@
 peak; the best rounds' table), the 1 -> 2 thread column, the geomeans (per op, and backprop
 input with conv2d_transpose pooled), a backend that did not run, the refusal of an AVX2 run
 whose records name another ISA; and records of `bench --threads 1,2` (paired ratios, the
-interleaved speedup); the fastest rounds' 1 -> 2 thread table.
+interleaved speedup); the fastest rounds' 1 -> 2 thread table, also alone (--threads).
 
     test_cpu_table.py SOURCE-DIR
 The expected cells are worked out here from the numbers the records are made of.
@@ -393,6 +393,15 @@ def fastest_round_scaling():
         check("Below 1.8x, of 3 layers: optimized 1 (median rounds), 1 (fastest rounds); oneDNN "
               "2, 1." in out, "the counts: %s" % out)
         check(row(out, "backprop input")[12:] == ["1.70x", "1.50x"], "the main table's columns")
+        # `--threads DIR`: this table alone, from the native runs alone (no AVX2 runs needed).
+        for i in (1, 2, 3):
+            os.remove(os.path.join(d, "avx2-%d.jsonl" % i))
+        p = subprocess.run([sys.executable, SCRIPT, "--threads", d], capture_output=True, text=True)
+        check(p.returncode == 0, "--threads: exit %d: %s" % (p.returncode, p.stderr))
+        alone = [l for l in p.stdout.splitlines() if l.startswith("| ") or l.startswith("Below")]
+        check(alone == [l for l in lines[start[0]:] if l.startswith("| ") or l.startswith("Below")],
+              "--threads prints the same table and counts alone: %s" % p.stdout)
+        check("Geometric means" not in p.stdout, "--threads: no other table: %s" % p.stdout)
 
 
 if __name__ == "__main__":
