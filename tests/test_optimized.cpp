@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -452,6 +453,72 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "depthwise_conv2d_backprop_input:input=2x9x10x125,filter=3x3x125x1,padding=SAME,dtype=f64",
   };
   check_blocking_paths(problems, "");
+}
+
+namespace {
+
+// A copy of `t`'s bytes in `store`, starting `offset` bytes past a 64-byte boundary.
+unsigned char* copy_at(const Tensor& t, std::size_t offset, std::vector<unsigned char>* store) {
+  store->assign(t.bytes() + 128, 0);
+  const auto base = reinterpret_cast<std::uintptr_t>(store->data());
+  unsigned char* at = store->data() + (64 - base % 64) % 64 + offset;
+  std::memcpy(at, t.data(), t.bytes());
+  return at;
+}
+
+}  // namespace
+
+// The harness's tensors are 64-byte aligned (core/tensor.h), but a caller's need not be: Python's
+// compute() views numpy's memory without a copy. Operands and result at 4 and 16 bytes past a
+// 64-byte boundary (each element still aligned to its size, as numpy's arrays are) give bitwise
+// the aligned result, under every ISA this machine runs: the kernels load and store unaligned.
+BOOST_AUTO_TEST_CASE(results_do_not_depend_on_buffer_alignment) {
+  const char* const problems[] = {
+      "conv2d:input=2x9x11x24,filter=3x3x24x40,padding=SAME",
+      "conv2d_backprop_input:input=2x9x11x24,filter=3x3x24x72,stride=2x2,padding=SAME",
+      "conv2d_backprop_input:input=2x7x9x64,filter=1x1x64x256",
+      "conv2d_transpose:input=2x8x8x16,filter=5x5x16x32,stride=2x2,padding=SAME",
+      "conv2d_backprop_filter:input=2x9x11x24,filter=3x3x24x72,padding=SAME",
+      "conv2d_backprop_filter:input=2x7x9x64,filter=1x1x64x256",
+      "depthwise_conv2d:input=2x9x11x136,filter=3x3x136x1,padding=SAME",
+      "depthwise_conv2d_backprop_input:input=2x9x11x40,filter=3x3x40x1,stride=2x2,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=2x9x11x40,filter=3x3x40x1,padding=SAME",
+      "depthwise_conv2d:input=2x9x11x24,filter=3x3x24x1,padding=SAME,dtype=f64",
+      "conv2d_backprop_filter:input=2x9x11x24,filter=3x3x24x40,padding=SAME,dtype=f16",
+  };
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const char* text : problems) {
+      const CheckedProblem checked(parse_problem(text));
+      const Problem& p = checked.problem();
+      const OpIO io = op_io(p.op);
+      const testbed::Operands2 in = testbed::random_operands(p, 777);
+      for (const Tensor* t : {&in.a, &in.b})
+        BOOST_TEST(reinterpret_cast<std::uintptr_t>(t->data()) % 64 == 0, text);
+      const std::vector<unsigned char> aligned =
+          testbed::bytes(testbed::result_of(optimized(), p, in));
+      for (std::size_t offset : {std::size_t{4}, std::size_t{16}}) {
+        if (offset % dtype_size(p.dtype) != 0) continue;
+        std::vector<unsigned char> sa, sb, sr;
+        ConstTensorView va = view(in.a), vb = view(in.b);
+        va.data = copy_at(in.a, offset, &sa);
+        vb.data = copy_at(in.b, offset, &sb);
+        Operands ops;
+        ops.set(io.a, &va);
+        ops.set(io.b, &vb);
+        Tensor result(p.dtype, storage_shape(p, checked.geometry(), io.result_like),
+                      storage_layout(p, io.result_like));
+        TensorView vr = view(result);
+        vr.data = copy_at(result, offset, &sr);
+        optimized().run(checked, ops, vr);
+        const auto* got = static_cast<const unsigned char*>(vr.data);
+        BOOST_TEST((std::vector<unsigned char>(got, got + aligned.size()) == aligned),
+                   opt::isa_name(isa)
+                       << ": " << text << " at " << offset << " bytes past a 64-byte boundary");
+      }
+    }
+  }
+  opt::clear_isa_limit();
 }
 
 // A 1x1 backprop filter with fewer input than output channels runs mirrored (out_backprop
