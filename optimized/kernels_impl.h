@@ -140,10 +140,6 @@ void filter_kernel(const FilterTile<typename S::T>& p) {
 
 // ---- depthwise --------------------------------------------------------------------------------
 
-// Measured best of 1-4 (AVX2 and AVX-512, 2026-11-25, with the channel sweeps before tile-major).
-constexpr int64_t kPrefetchTiles = 3;
-constexpr int64_t kPrefetchPixelBytes = 512;  // the widest pixel the prefetch serves (below)
-
 // Taps of one run, as source and filter pointers at channel 0 and t = 0.
 template <class T>
 struct RunTaps {
@@ -156,8 +152,8 @@ struct RunTaps {
 // TB result columns at a time (independent accumulator chains), NB vectors of channels each.
 template <class S, int TB, int NB, bool FULL>
 inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                               const RunTaps<typename S::T>& taps, bool first, bool prefetch,
-                               int64_t t0, int64_t ch0, int64_t nch) {
+                               const RunTaps<typename S::T>& taps, bool first, int64_t t0,
+                               int64_t ch0, int64_t nch) {
   using T = typename S::T;
   using V = typename S::V;
   constexpr int W = S::W;
@@ -173,29 +169,6 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
                          : S::load_n(out + u * W, nch - u * W);
     }
   }
-  // Prefetch (where depthwise_tiles asks), kPrefetchTiles tiles ahead in the run, every tap's
-  // source lines into L1 and the result's lines for writing. Without it each tile waited on L2 (the
-  // source rows) and memory (the result's read-for-ownership, the newest source row): AVX2 was
-  // 0.68-0.77 of oneDNN on 56-row, 55-64-column MobileNet layers, 1.4-1.8 with it; AVX-512's
-  // tiles (6 columns then) gained less (measured 2026-11-25, `bench`, 1 and 2 threads, a channel
-  // block per sweep). Columns inside the run only: every address is one the run reads or writes.
-  const int64_t tp = t0 + kPrefetchTiles * TB;
-  if (prefetch && tp + TB <= run.count) {
-    constexpr int64_t kBytes = NB * W * static_cast<int64_t>(sizeof(T));
-    for (int i = 0; i < taps.n; ++i) {
-#pragma GCC unroll 16
-      for (int c = 0; c < TB; ++c) {
-        const char* q = reinterpret_cast<const char*>(taps.src[i] + (tp + c) * step + ch0);
-        for (int64_t l = 0; l < kBytes; l += kLine) __builtin_prefetch(q + l, 0, 3);
-      }
-    }
-#pragma GCC unroll 16
-    for (int c = 0; c < TB; ++c) {
-      const char* q =
-          reinterpret_cast<const char*>(p.out + (run.v0 + (tp + c) * p.v_step) * p.C + ch0);
-      for (int64_t l = 0; l < kBytes; l += kLine) __builtin_prefetch(q + l, 1, 3);
-    }
-  }
   for (int i = 0; i < taps.n; ++i) {
     const T* s = taps.src[i] + t0 * step + ch0;
     const T* w = taps.w[i] + ch0;
@@ -205,9 +178,17 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
       wv[u] = FULL ? S::load(w + u * W) : S::load_n(w + u * W, nch - u * W);
 #pragma GCC unroll 16
     for (int c = 0; c < TB; ++c) {
+      // Column c's source pixel as an opaque base, so that its NB vectors are that register plus
+      // constant displacements. Left to itself GCC folds t0 * step + c * step + u * W into TB * NB
+      // loop-invariant index registers (16 for AVX-512's 2 x 8 tile), spills most of them and
+      // reloads them from the stack on every tap: 2026-11-29 (Xeon guest, aligned tensors, 2
+      // threads, with the prefetch removal below) MobileNet dw3 forward 0.76 -> 0.97 of oneDNN on
+      // AVX-512, 1.81 -> 2.21 on AVX2 (bench/xeon-2026-11-29/depthwise-codegen.txt).
+      const T* sr = s + c * step;
+      asm("" : "+r"(sr));
 #pragma GCC unroll 16
       for (int u = 0; u < NB; ++u) {
-        const T* sc = s + c * step + u * W;
+        const T* sc = sr + u * W;
         acc[c][u] = S::fma(FULL ? S::load(sc) : S::load_n(sc, nch - u * W), wv[u], acc[c][u]);
       }
     }
@@ -235,31 +216,30 @@ inline constexpr int kDepthwiseTB = (S::kRegs - 2 * NB) / NB > 8 ? 8 : (S::kRegs
 // width TB is), then the narrower remainders.
 template <class S, int TB, int NB>
 inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                                    const RunTaps<typename S::T>& taps, bool first, bool prefetch,
-                                    int64_t t) {
+                                    const RunTaps<typename S::T>& taps, bool first, int64_t t) {
   constexpr int64_t W = S::W;
   int64_t ch = 0;
   for (; ch + NB * W <= p.C; ch += NB * W)
-    depthwise_run_tile<S, TB, NB, true>(p, run, taps, first, prefetch, t, ch, NB * W);
+    depthwise_run_tile<S, TB, NB, true>(p, run, taps, first, t, ch, NB * W);
   if constexpr (NB > 4) {
     if (ch + 4 * W <= p.C) {
-      depthwise_run_tile<S, TB, 4, true>(p, run, taps, first, prefetch, t, ch, 4 * W);
+      depthwise_run_tile<S, TB, 4, true>(p, run, taps, first, t, ch, 4 * W);
       ch += 4 * W;
     }
   }
   if constexpr (NB > 2) {
     if (ch + 2 * W <= p.C) {
-      depthwise_run_tile<S, TB, 2, true>(p, run, taps, first, prefetch, t, ch, 2 * W);
+      depthwise_run_tile<S, TB, 2, true>(p, run, taps, first, t, ch, 2 * W);
       ch += 2 * W;
     }
   }
   if constexpr (NB > 1) {
     if (ch + W <= p.C) {
-      depthwise_run_tile<S, TB, 1, true>(p, run, taps, first, prefetch, t, ch, W);
+      depthwise_run_tile<S, TB, 1, true>(p, run, taps, first, t, ch, W);
       ch += W;
     }
   }
-  if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, prefetch, t, ch, p.C - ch);
+  if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
 }
 
 template <class S, int NB>
@@ -267,12 +247,9 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
                             const RunTaps<typename S::T>& taps, bool first) {
   constexpr int TB = kDepthwiseTB<S, NB>;
   static_assert(TB >= 1, "a tile has at least one column");
-  // Software prefetch only for pixels of at most kPrefetchPixelBytes (below).
-  const bool prefetch = p.C * static_cast<int64_t>(sizeof(typename S::T)) <= kPrefetchPixelBytes;
   int64_t t = 0;
-  for (; t + TB <= run.count; t += TB)
-    depthwise_tile_channels<S, TB, NB>(p, run, taps, first, prefetch, t);
-  for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, prefetch, t);
+  for (; t + TB <= run.count; t += TB) depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
+  for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
 }
 
 // A run in tiles of columns, each tile through all its channels before the next (tile-major):
@@ -288,11 +265,17 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // 0.80 and 1.86 -> 1.84, but forward 14x14x512 on AVX-512 0.88 -> 0.75 (there each 2-column tile
 // reloads the 18 KB of filter taps; channel groups of 256 floats read 0.83 there and within noise
 // elsewhere, 6 rounds, not adopted; 4-vector blocks 0.91 there but 7x7x1024 0.64 -> 0.51). One-
-// block layers (dw1's 32 channels) run as before. The per-tile L1 prefetch (kPrefetchTiles) stays
-// only for pixels of at most 512 bytes (128 floats): with wider ones, whole pixels kPrefetchTiles
-// tiles ahead overran L1 (14x14x512 backprop input 1.37 with it, forward 0.63); set 8 measured
-// dw4s2, 14x14x512 and 7x7x1024 without it, dw1 and dw3 with it. Each element sums its taps in the
-// same order either way (bitwise the same results).
+// block layers (dw1's 32 channels) run as before.
+//
+// No software prefetch. Until 2026-11-29 each tile prefetched every tap's source lines and its
+// result lines into L1 three tiles ahead (pixels of at most 512 bytes; the channel sweeps of
+// 2026-11-25 had needed it: AVX2 0.68-0.77 of oneDNN without, 1.4-1.8 with). Tile-major, with
+// the addressing fix in depthwise_run_tile and 64-byte aligned tensors, it cost time on both ISAs:
+// one thread on a 1x24x56x128 forward layer held in L2, 71 -> 48 us with both changes, 64 us with
+// the addressing fix alone; 2 threads, whole MobileNet layers, 5-20 % (Xeon guest;
+// bench/xeon-2026-11-29/depthwise-codegen.txt). Not measured on a Zen. Tiles of 3 columns of 8
+// vectors (AVX-512) and 4-vector blocks for 512-1024 channels read within the noise. Each element
+// sums its taps in the same order either way (bitwise the same results).
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first) {
