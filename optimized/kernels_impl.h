@@ -181,11 +181,10 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
       // Column c's source pixel as an opaque base, so that its NB vectors are that register plus
       // constant displacements. Left to itself GCC folds t0 * step + c * step + u * W into TB * NB
       // loop-invariant index registers (16 for AVX-512's 2 x 8 tile), spills most of them and
-      // reloads them from the stack on every tap: 2026-11-29 (Xeon guest, aligned tensors, 2
-      // threads, with the prefetch removal below) MobileNet dw3 forward 0.76 -> 0.97 of oneDNN on
-      // AVX-512, 1.81 -> 2.21 on AVX2 (bench/xeon-2026-11-29/depthwise-codegen.txt).
+      // reloads them from the stack on every tap (one thread, a forward layer held in L2: 71 ->
+      // 64 us; with the prefetch removal at depthwise_run, 48 us).
       const T* sr = s + c * step;
-      asm("" : "+r"(sr));
+      __asm__("" : "+r"(sr));
 #pragma GCC unroll 16
       for (int u = 0; u < NB; ++u) {
         const T* sc = sr + u * W;
@@ -272,10 +271,12 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // 2026-11-25 had needed it: AVX2 0.68-0.77 of oneDNN without, 1.4-1.8 with). Tile-major, with
 // the addressing fix in depthwise_run_tile and 64-byte aligned tensors, it cost time on both ISAs:
 // one thread on a 1x24x56x128 forward layer held in L2, 71 -> 48 us with both changes, 64 us with
-// the addressing fix alone; 2 threads, whole MobileNet layers, 5-20 % (Xeon guest;
-// bench/xeon-2026-11-29/depthwise-codegen.txt). Not measured on a Zen. Tiles of 3 columns of 8
-// vectors (AVX-512) and 4-vector blocks for 512-1024 channels read within the noise. Each element
-// sums its taps in the same order either way (bitwise the same results).
+// the addressing fix alone; 2 threads, whole MobileNet layers, 4-21 % (Xeon guest;
+// bench/xeon-2026-11-29/depthwise-codegen.txt). Against oneDNN (paired, 2 threads), both changes:
+// forward dw3 0.76 -> 0.97 on AVX-512, 1.81 -> 2.21 on AVX2. Not measured on a Zen. No gain from
+// tiles of 3 columns of 8 vectors (AVX-512; 14x14x512 7 % slower) nor from 4-vector blocks from
+// 256 channels on (7x7x1024 18 % slower). Each element sums its taps in the same order either way
+// (bitwise the same results).
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first) {

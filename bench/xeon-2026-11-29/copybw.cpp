@@ -6,6 +6,7 @@
 //   g++ -O2 -mavx512f -fopenmp copybw.cpp -o /tmp/copybw && /tmp/copybw [N]
 #include <immintrin.h>
 #include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,12 +14,16 @@
 #include <cstring>
 #include <vector>
 int main(int argc, char** argv) {
-  size_t n = (argc > 1 ? atol(argv[1]) : 8L * 56 * 56 * 128);
+  // A multiple of 32 floats: each thread's half is whole 16-float vectors.
+  size_t n = (argc > 1 ? atol(argv[1]) : 8L * 56 * 56 * 128) / 32 * 32;
   int reps = 40;
   float* in = (float*)aligned_alloc(64, n * 4);
   float* out = (float*)aligned_alloc(64, n * 4);
-  for (size_t i = 0; i < n; ++i) { in[i] = i; out[i] = 0; }
-  const char* names[] = {"memcpy", "avx512 ld/st", "avx512 ld/NT st", "ld 3 rows-like x3 +st"};
+  for (size_t i = 0; i < n; ++i) {
+    in[i] = i;
+    out[i] = 0;
+  }
+  const char* names[] = {"memcpy", "avx512 ld/st", "avx512 ld/NT st", "avx512 ld/add/st"};
   for (int mode = 0; mode < 4; ++mode) {
     std::vector<double> t;
     for (int r = 0; r < reps; ++r) {
@@ -27,9 +32,12 @@ int main(int argc, char** argv) {
       {
         int tid = omp_get_thread_num();
         size_t b = n / 2 * tid, e = tid ? n : n / 2;
-        if (mode == 0) memcpy(out + b, in + b, (e - b) * 4);
-        else if (mode == 1) for (size_t i = b; i < e; i += 16) _mm512_store_ps(out + i, _mm512_load_ps(in + i));
-        else if (mode == 2) for (size_t i = b; i < e; i += 16) _mm512_stream_ps(out + i, _mm512_load_ps(in + i));
+        if (mode == 0)
+          memcpy(out + b, in + b, (e - b) * 4);
+        else if (mode == 1)
+          for (size_t i = b; i < e; i += 16) _mm512_store_ps(out + i, _mm512_load_ps(in + i));
+        else if (mode == 2)
+          for (size_t i = b; i < e; i += 16) _mm512_stream_ps(out + i, _mm512_load_ps(in + i));
         else {
           for (size_t i = b; i < e; i += 16) {
             __m512 a = _mm512_load_ps(in + i);
@@ -42,6 +50,7 @@ int main(int argc, char** argv) {
     }
     std::sort(t.begin(), t.end());
     double gb = 2.0 * n * 4 / 1e9;
-    printf("%-22s min %.3f ms (%.1f GB/s)  median %.3f ms (%.1f GB/s)\n", names[mode], t[0], gb / t[0] * 1e3, t[reps / 2], gb / t[reps / 2] * 1e3);
+    printf("%-22s min %.3f ms (%.1f GB/s)  median %.3f ms (%.1f GB/s)\n", names[mode], t[0],
+           gb / t[0] * 1e3, t[reps / 2], gb / t[reps / 2] * 1e3);
   }
 }
