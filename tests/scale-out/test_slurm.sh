@@ -9,7 +9,8 @@
 # `--signal=B:TERM@120` sends); both must come back and resume, the merge must run once every shard
 # is complete, the logs must keep both attempts, and the merged summary.json must equal an unsharded
 # run's byte for byte. A second submission with a bad suite must stop the array (exit 2 policy) and
-# cancel the merge instead of retrying.
+# cancel the merge instead of retrying. A third finds its shard directory locked by another process
+# for a few seconds (a previous attempt still ending) and must wait for it, not fail.
 #
 # Slurm holds a requeued job for 120 s before it may start again (its fixed requeue delay); the
 # test releases it at once with `scontrol update StartTime=now`, which a user could do too.
@@ -85,7 +86,7 @@ SwitchType=switch/none
 ReturnToService=2
 JobRequeue=1
 MinJobAge=3600
-KillWait=10
+KillWait=30
 NodeName=$H NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=test Nodes=$H Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -111,12 +112,15 @@ cmake --install "$BUILD" --prefix "$P" >"$T/install.log" 2>&1 || {
 }
 cat >"$T/slow-convcheck" <<EOF
 #!/bin/bash
-# convcheck on a slow node: stopped 9/10 of the time; SIGTERM passed on (and the process resumed).
+# convcheck on a slow node: stopped 9/10 of the time until a SIGTERM, which is passed on and
+# lets it run at full speed (so that it ends its case well inside KillWait and is never left
+# stopped by a wrapper that Slurm killed).
 "$P/bin/convcheck" "\$@" &
 c=\$!
-trap 'kill -CONT \$c 2>/dev/null; kill -TERM \$c 2>/dev/null' TERM
+slow=1
+trap 'slow=0; kill -CONT \$c 2>/dev/null; kill -TERM \$c 2>/dev/null' TERM
 while kill -0 \$c 2>/dev/null; do
-  sleep 0.03; kill -STOP \$c 2>/dev/null; sleep 0.3; kill -CONT \$c 2>/dev/null
+  sleep 0.03; [ \$slow = 1 ] && kill -STOP \$c 2>/dev/null; sleep 0.3; kill -CONT \$c 2>/dev/null
 done
 wait \$c
 EOF
@@ -137,6 +141,15 @@ fi
 R=$T/runs/smoke4
 
 state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1; }
+# What a failure needs to be understood: every task's state and exit code, each log's attempts.
+explain() {
+  scontrol show job "$jid" 2>&1 | sed -n 's/^JobId=\([^ ]*\) .*ArrayTaskId=\([^ ]*\).*/    task \2 (job \1)/p;
+    s/^ *\(JobState=[^ ]*\) .*/      \1/p; s/^ *\(Requeue=.*ExitCode=[^ ]*\).*/      \1/p'
+  for f in "$R"/logs/*.log; do
+    echo "    $f:"
+    grep -v "^run: [0-9]*/" "$f" | grep -v "^run: \(suite\|writing\|reports\)" | tail -8 | sed 's/^/      /'
+  done
+}
 # until TASK runs and has recorded a case (at most 120 s)
 wait_recording() {
   for _ in $(seq 1 1200); do
@@ -168,6 +181,7 @@ for _ in $(seq 1 900); do # the merge, at most 15 minutes
 done
 if [ "$(state "$mid")" = COMPLETED ]; then ok; else
   bad "merge job $mid: $(state "$mid"); $(tail -3 "$R/logs/merge.log" 2>&1 | tr '\n' ' ')"
+  explain
 fi
 for k in 2 3; do
   if grep -q "shard $k/4: attempt 1 " "$R/logs/shard-$k.log" &&
@@ -197,6 +211,28 @@ done
 if [ "$(state "$mid")" = CANCELLED ] && grep -q "deterministic failure" "$T"/runs/bad/logs/shard-*.log &&
   ! squeue -h -j "$jid" | grep -q .; then ok; else
   bad "bad suite: merge $(state "$mid"), array still queued: $(squeue -h -j "$jid" | wc -l) tasks"
+fi
+
+# --- a shard directory still locked (a previous attempt ending) is waited for, not a failure ----
+# Another process holds shard 1's output lock for 6 s when the task starts: the task must wait for
+# it and complete (convcheck alone would refuse the directory with exit 2 and cancel the array).
+mkdir -p "$T/runs/locked/shard-1"
+flock "$T/runs/locked/shard-1/.convcheck.lock" sleep 6 &
+pids+=($!)
+sleep 0.5
+out=$("$SUBMIT" --out "$T/runs" --name locked --shards 1 --cpus 1 --suite smoke \
+  --backends reference --convcheck "$P/bin/convcheck" 2>&1)
+jid=$(sed -n 's/^shards: job \([0-9]*\) .*/\1/p' <<<"$out")
+mid=$(sed -n 's/.*; merge: job \([0-9]*\)$/\1/p' <<<"$out")
+R=$T/runs/locked
+for _ in $(seq 1 120); do
+  case "$(state "$mid")" in CANCELLED | FAILED | COMPLETED) break ;; esac
+  sleep 1
+done
+if [ "$(state "$mid")" = COMPLETED ] && grep -q "is held .*waiting" "$R/logs/shard-1.log" &&
+  grep -q "complete (convcheck exit 0)" "$R/logs/shard-1.log"; then ok; else
+  bad "a locked shard directory: merge $(state "$mid")"
+  explain
 fi
 echo "slurm: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
