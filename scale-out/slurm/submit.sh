@@ -8,9 +8,10 @@
 #
 # Every option also reads an environment variable (CONVCHECK_OUT, CONVCHECK_RUN, CONVCHECK_SHARDS,
 # CONVCHECK_CPUS, CONVCHECK_SUITE, CONVCHECK_BACKENDS, CONVCHECK_TIME, CONVCHECK_PARTITION,
-# CONVCHECK). The run's files go to OUT/RUN: shard-K/ per shard, merged/ and logs/. Submitting again
-# with the same --out and --name continues the shards that exist (each resumes) and merges again
-# into a fresh merged/ (the previous one is moved aside).
+# CONVCHECK; and CONVCHECK_LOCK_WAIT, the seconds a shard waits for its output directory's lock,
+# 300 by default: shards.sbatch). The run's files go to OUT/RUN: shard-K/ per shard, merged/ and
+# logs/. Submitting again with the same --out and --name continues the shards that exist (each
+# resumes) and merges again into a fresh merged/ (the previous one is moved aside).
 #
 # The convcheck binary: --convcheck, else the installed tree this script belongs to
 # (<prefix>/share/convcheck/scale-out/slurm -> <prefix>/bin/convcheck), else a source checkout's
@@ -18,7 +19,7 @@
 # always made absolute here, so the jobs never depend on the directory they are submitted from.
 set -euo pipefail
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
   echo "submit.sh: $*" >&2
   exit 2

@@ -10,7 +10,7 @@
 # is complete, the logs must keep both attempts, and the merged summary.json must equal an unsharded
 # run's byte for byte. A second submission with a bad suite must stop the array (exit 2 policy) and
 # cancel the merge instead of retrying. A third finds its shard directory locked by another process
-# for a few seconds (a previous attempt still ending) and must wait for it, not fail.
+# (a previous attempt still ending, recording a few cases) and must wait for it and resume.
 #
 # Slurm holds a requeued job for 120 s before it may start again (its fixed requeue delay); the
 # test releases it at once with `scontrol update StartTime=now`, which a user could do too.
@@ -214,22 +214,34 @@ if [ "$(state "$mid")" = CANCELLED ] && grep -q "deterministic failure" "$T"/run
 fi
 
 # --- a shard directory still locked (a previous attempt ending) is waited for, not a failure ----
-# Another process holds shard 1's output lock for 6 s when the task starts: the task must wait for
-# it and complete (convcheck alone would refuse the directory with exit 2 and cancel the array).
-mkdir -p "$T/runs/locked/shard-1"
-flock "$T/runs/locked/shard-1/.convcheck.lock" sleep 6 &
+# Another process holds shard 1's output lock when the task starts, and records cases there
+# before it lets go (a previous attempt finishing its case in flight): the task must wait, then
+# resume (deciding on --resume only after the wait) and complete. convcheck alone refuses a
+# locked directory with exit 2, which cancelled the array; resume decided before the wait, it
+# refuses a directory that gained results ("pass --resume"), exit 2 again.
+OMP_NUM_THREADS=1 "$P/bin/convcheck" run --suite smoke --backends reference --shard 1/1 \
+  --out "$T/partial" >/dev/null 2>&1
+head -n 5 "$T/partial/results.jsonl" >"$T/partial/r" && mv "$T/partial/r" "$T/partial/results.jsonl"
+R=$T/runs/locked
+mkdir -p "$R/shard-1" "$R/logs"
+# The holder: until the task's log says it waits (at most 60 s), then the "previous attempt's"
+# records, then the lock is let go.
+flock "$R/shard-1/.convcheck.lock" bash -c '
+  for _ in $(seq 1 600); do grep -q "is held" "$1" 2>/dev/null && break; sleep 0.1; done
+  cp "$2"/run.json "$2"/results.jsonl "$3"/' _ "$R/logs/shard-1.log" "$T/partial" "$R/shard-1" &
 pids+=($!)
 sleep 0.5
 out=$("$SUBMIT" --out "$T/runs" --name locked --shards 1 --cpus 1 --suite smoke \
   --backends reference --convcheck "$P/bin/convcheck" 2>&1)
 jid=$(sed -n 's/^shards: job \([0-9]*\) .*/\1/p' <<<"$out")
 mid=$(sed -n 's/.*; merge: job \([0-9]*\)$/\1/p' <<<"$out")
-R=$T/runs/locked
 for _ in $(seq 1 120); do
   case "$(state "$mid")" in CANCELLED | FAILED | COMPLETED) break ;; esac
   sleep 1
 done
 if [ "$(state "$mid")" = COMPLETED ] && grep -q "is held .*waiting" "$R/logs/shard-1.log" &&
+  grep -q "attempt 1 on .*resuming" "$R/logs/shard-1.log" &&
+  grep -q "resuming: 5 cases already recorded" "$R/logs/shard-1.log" &&
   grep -q "complete (convcheck exit 0)" "$R/logs/shard-1.log"; then ok; else
   bad "a locked shard directory: merge $(state "$mid")"
   explain
