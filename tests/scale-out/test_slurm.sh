@@ -129,10 +129,23 @@ chmod +x "$T/slow-convcheck"
 # --- the recipe, from an unrelated directory ------------------------------------------------------
 mkdir -p "$T/elsewhere" && cd "$T/elsewhere" || exit 1
 SUBMIT=$P/share/convcheck/scale-out/slurm/submit.sh
-out=$("$SUBMIT" --out "$T/runs" --name smoke4 --shards 4 --cpus 1 --suite smoke \
-  --backends reference,optimized --time 00:20:00 --convcheck "$T/slow-convcheck" 2>&1)
-jid=$(sed -n 's/^shards: job \([0-9]*\) .*/\1/p' <<<"$out")
-mid=$(sed -n 's/.*; merge: job \([0-9]*\)$/\1/p' <<<"$out")
+state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1; }
+# The recipe submitted as run NAME (submit.sh's options after it): sets out, jid (the shards'
+# array) and mid (the merge).
+submit() {
+  out=$("$SUBMIT" --out "$T/runs" --name "$@" 2>&1)
+  jid=$(sed -n 's/^shards: job \([0-9]*\) .*/\1/p' <<<"$out")
+  mid=$(sed -n 's/.*; merge: job \([0-9]*\)$/\1/p' <<<"$out")
+}
+# Until the merge has ended, at most $1 seconds.
+await_merge() {
+  for _ in $(seq 1 "$1"); do
+    case "$(state "$mid")" in COMPLETED | FAILED | CANCELLED | TIMEOUT) break ;; esac
+    sleep 1
+  done
+}
+submit smoke4 --shards 4 --cpus 1 --suite smoke --backends reference,optimized --time 00:20:00 \
+  --convcheck "$T/slow-convcheck"
 if [ -n "$jid" ] && [ -n "$mid" ]; then ok; else
   bad "submit.sh: $out"
   echo "slurm: $pass passed, $fail failed"
@@ -140,7 +153,6 @@ if [ -n "$jid" ] && [ -n "$mid" ]; then ok; else
 fi
 R=$T/runs/smoke4
 
-state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' | head -1; }
 # What a failure needs to be understood: every task's state and exit code, each log's attempts.
 explain() {
   scontrol show job "$jid" 2>&1 | sed -n 's/^JobId=\([^ ]*\) .*ArrayTaskId=\([^ ]*\).*/    task \2 (job \1)/p;
@@ -175,10 +187,7 @@ if wait_recording 3 && scancel --signal=TERM --batch "${jid}_3" && release 3; th
   bad "could not SIGTERM task 3 mid-run (state $(state "${jid}_3"))"
 fi
 
-for _ in $(seq 1 900); do # the merge, at most 15 minutes
-  case "$(state "$mid")" in COMPLETED | FAILED | CANCELLED | TIMEOUT) break ;; esac
-  sleep 1
-done
+await_merge 900 # at most 15 minutes
 if [ "$(state "$mid")" = COMPLETED ]; then ok; else
   bad "merge job $mid: $(state "$mid"); $(tail -3 "$R/logs/merge.log" 2>&1 | tr '\n' ' ')"
   explain
@@ -200,14 +209,9 @@ if cmp -s "$T/whole/summary.json" "$R/merged/summary.json"; then ok; else
 fi
 
 # --- a deterministic failure stops the array and the merge ----------------------------------------
-out=$("$SUBMIT" --out "$T/runs" --name bad --shards 3 --cpus 1 --suite no_such_suite \
-  --backends reference --convcheck "$P/bin/convcheck" 2>&1)
-jid=$(sed -n 's/^shards: job \([0-9]*\) .*/\1/p' <<<"$out")
-mid=$(sed -n 's/.*; merge: job \([0-9]*\)$/\1/p' <<<"$out")
-for _ in $(seq 1 120); do
-  case "$(state "$mid")" in CANCELLED | FAILED | COMPLETED) break ;; esac
-  sleep 1
-done
+submit bad --shards 3 --cpus 1 --suite no_such_suite --backends reference \
+  --convcheck "$P/bin/convcheck"
+await_merge 120
 if [ "$(state "$mid")" = CANCELLED ] && grep -q "deterministic failure" "$T"/runs/bad/logs/shard-*.log &&
   ! squeue -h -j "$jid" | grep -q .; then ok; else
   bad "bad suite: merge $(state "$mid"), array still queued: $(squeue -h -j "$jid" | wc -l) tasks"
@@ -231,14 +235,9 @@ flock "$R/shard-1/.convcheck.lock" bash -c '
   cp "$2"/run.json "$2"/results.jsonl "$3"/' _ "$R/logs/shard-1.log" "$T/partial" "$R/shard-1" &
 pids+=($!)
 sleep 0.5
-out=$("$SUBMIT" --out "$T/runs" --name locked --shards 1 --cpus 1 --suite smoke \
-  --backends reference --convcheck "$P/bin/convcheck" 2>&1)
-jid=$(sed -n 's/^shards: job \([0-9]*\) .*/\1/p' <<<"$out")
-mid=$(sed -n 's/.*; merge: job \([0-9]*\)$/\1/p' <<<"$out")
-for _ in $(seq 1 120); do
-  case "$(state "$mid")" in CANCELLED | FAILED | COMPLETED) break ;; esac
-  sleep 1
-done
+submit locked --shards 1 --cpus 1 --suite smoke --backends reference \
+  --convcheck "$P/bin/convcheck"
+await_merge 120
 if [ "$(state "$mid")" = COMPLETED ] && grep -q "is held .*waiting" "$R/logs/shard-1.log" &&
   grep -q "attempt 1 on .*resuming" "$R/logs/shard-1.log" &&
   grep -q "resuming: 5 cases already recorded" "$R/logs/shard-1.log" &&
