@@ -26,6 +26,7 @@
 // results do not depend on how the callers split work across threads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace convcheck::opt {
@@ -35,51 +36,71 @@ inline constexpr int64_t kLine = 64;
 
 /// Memory to bring into L2 a few lines at a time while other work runs (the next block of a loop,
 /// whose first reads would otherwise wait on memory): add() up to kMax ranges, spread() them over
-/// a number of work units, then step(u) after each piece of work of u units; the lines go out in
-/// proportion to the units done. Only lines inside the ranges are touched.
+/// a number of work units, then take(u) before each piece of work of u units: it hands out the
+/// lines due by then, in proportion to the units done, as a piece for the work itself to issue
+/// one line at a time (FilterTile::pf); issue_due() after the work issues any it could not
+/// hand out (where the piece met the end of a range). Only lines inside the ranges are touched.
+///
+/// Why the work issues them, not take(): a burst of prefetches (the 77 lines per tile call of
+/// ResNet's 1x1 backprop filter) holds the core's L1 fill buffers, which software prefetches into
+/// L2 occupy on Intel cores until their lines arrive, and the tile's own loads wait behind them.
+/// That layer took 6.0 ms at 1 thread with the burst, 6.0 without any prefetch, 1.0 with the
+/// kernels skipped (the prefetches alone), and its arithmetic needs 5.0 at the rate a
+/// cache-resident 6x4 tile reaches (about 165 GFLOP/s, bench/xeon-2026-11-29c/tile6x4.cpp): the
+/// fetches did not overlap the arithmetic. One line per pixel inside the kernel: 5.2 ms, 0.89 ->
+/// 1.07 of oneDNN at 1 thread, 0.92 -> 1.02 at 2 (AVX2 0.94 -> 0.99); ResNet's stride-2 conv3
+/// (the sub-block prefetch) 1.22 -> 1.28 at 2 threads; the other layers within the noise (Xeon
+/// guest, interleaved rounds, 2026-11-29: bench/xeon-2026-11-29c).
 struct L2Prefetch {
   static constexpr int kMax = 4;
   const char* base[kMax] = {};
   int64_t bytes[kMax] = {};
   int64_t next[kMax] = {};  // the next line's offset into the range (done at bytes + kLine)
-  bool write[kMax] = {};
   int n = 0, cur = 0;
   int64_t total = 0, issued = 0, units = 1, done = 0;
 
   // Lines at offsets 0, kLine, ... below `bytes`, and the line of the last byte: every address
   // is inside the range.
-  void add(const void* begin, int64_t size, bool for_write) {
+  void add(const void* begin, int64_t size) {
     if (size <= 0 || n == kMax) return;
     base[n] = static_cast<const char*>(begin);
     bytes[n] = size;
     next[n] = 0;
-    write[n] = for_write;
     total += (size + kLine - 1) / kLine + 1;
     ++n;
   }
   void spread(int64_t work_units) { units = work_units > 0 ? work_units : 1; }
-  // The cursor is read into locals and written back once per range: a loop that updated the
-  // struct per line kept it in memory, a chain of dependent loads and stores that cost a 1x1
-  // backprop filter its whole gain.
-  void step(int64_t work = 1) {
-    if (issued >= total) return;
+  // The lines due once `done` units are: all of them at the end, in proportion before.
+  int64_t target() const {
+    return done >= units ? total
+                         : static_cast<int64_t>(static_cast<double>(done) / units * total) + 1;
+  }
+  // The lines due after `work` more units: *lines of them, at *first, *first + kLine, ..., each
+  // address clamped to *last (the range's last byte); all from one range, so a piece may fall
+  // short of what is due, and the next take() catches up.
+  void take(int64_t work, const char** first, const char** last, int64_t* lines) {
+    *lines = 0;
+    if (issued >= total || cur >= n) return;
     done += work;
-    const int64_t target =
-        done >= units ? total : static_cast<int64_t>(static_cast<double>(done) / units * total) + 1;
-    int64_t budget = target - issued;
-    while (budget > 0 && cur < n) {
-      const char* const q = base[cur];
+    const int64_t due = target() - issued;
+    if (due <= 0) return;
+    const int64_t off = next[cur], size = bytes[cur];
+    const int64_t k = std::min(due, (size + kLine - 1 - off) / kLine + 1);  // to size + kLine
+    *first = base[cur] + off;
+    *last = base[cur] + size - 1;
+    *lines = k;
+    issued += k;
+    next[cur] = off + k * kLine;
+    if (next[cur] >= size + kLine) ++cur;
+  }
+  // Issues, here, what the last take() left due (a piece cut short at the end of a range).
+  void issue_due() {
+    for (const int64_t t = target(); issued < t && cur < n;) {
       const int64_t size = bytes[cur];
-      int64_t off = next[cur];
-      if (write[cur]) {
-        for (; budget > 0 && off < size + kLine; off += kLine, --budget, ++issued)
-          __builtin_prefetch(q + (off < size ? off : size - 1), 1, 2);
-      } else {
-        for (; budget > 0 && off < size + kLine; off += kLine, --budget, ++issued)
-          __builtin_prefetch(q + (off < size ? off : size - 1), 0, 2);
-      }
-      next[cur] = off;
-      if (off >= size + kLine) ++cur;
+      __builtin_prefetch(base[cur] + std::min(next[cur], size - 1), 0, 2);
+      ++issued;
+      next[cur] += kLine;
+      if (next[cur] >= size + kLine) ++cur;
     }
   }
 };
@@ -126,6 +147,11 @@ struct FilterTile {
   int64_t ldc = 0;
   int64_t mr = 0, nr = 0;
   bool accumulate = true;  // C += sum (else C = sum)
+  // Lines to prefetch into L2 (L2Prefetch::take), one per pixel until done: pf, pf + kLine, ...,
+  // each address clamped to pf_last.
+  const char* pf = nullptr;
+  const char* pf_last = nullptr;
+  int64_t pf_lines = 0;
 };
 
 /// A run of result columns v = v0 + t*v_step (t < count) of one row that share their column

@@ -24,6 +24,7 @@
 #include "core/half.h"
 #include "optimized/dispatch.h"
 #include "optimized/internal.h"
+#include "optimized/kernels.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
 #include "tests/backend_testbed.h"
@@ -208,6 +209,67 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
   BOOST_TEST(got.back().end == own_end);
   while (r.next(1, &b, &e)) got.push_back({b, e, 1});
   expect_exact_cover(got, n, piece, "n 2^33 + 5");
+}
+
+// L2Prefetch (kernels.h): take() hands each range's lines out once, in order, inside the range,
+// one range per piece; with issue_due() after each unit, every line due by then is out, and all
+// of them after the last unit. Rows: range sizes (each at an odd offset into one buffer), units.
+// A piece's addresses run past the range's end by less than a line, clamped to its last byte.
+BOOST_AUTO_TEST_CASE(l2_prefetch_hands_out_every_line_once_in_proportion) {
+  struct Row {
+    std::vector<int64_t> sizes;
+    int64_t units;
+  };
+  const int64_t kLine = opt::kLine;
+  for (const Row& row : {Row{{1000}, 10}, Row{{172032, 44032}, 43}, Row{{1, 64, 65}, 2},
+                         Row{{5000, 3}, 1}, Row{{100, 200, 300, 400}, 1000}, Row{{640}, 3}}) {
+    std::string what = "units " + std::to_string(row.units) + ", sizes";
+    for (int64_t z : row.sizes) what += " " + std::to_string(z);
+    std::vector<char> buf(1 << 19);
+    opt::L2Prefetch pf;
+    std::vector<const char*> begin;
+    int64_t at = 3, lines_total = 0;
+    for (int64_t z : row.sizes) {
+      begin.push_back(buf.data() + at);
+      pf.add(buf.data() + at, z);
+      at += z + 2 * kLine + 7;  // apart by more than a range's last offset past its end
+      lines_total += (z + kLine - 1) / kLine + 1;  // offsets 0, kLine, ... below z + kLine
+    }
+    pf.spread(row.units);
+    // Per range, the next offset a piece must start at (issue_due's lines fill the gaps).
+    std::vector<int64_t> expect(row.sizes.size(), 0);
+    std::size_t r = 0;
+    int64_t handed = 0;
+    for (int64_t u = 1; u <= row.units; ++u) {
+      const char *first = nullptr, *last = nullptr;
+      int64_t lines = -1;
+      pf.take(1, &first, &last, &lines);
+      if (lines > 0) {
+        while (r < begin.size() && !(first >= begin[r] && first < begin[r] + row.sizes[r] + kLine))
+          ++r;
+        BOOST_TEST_REQUIRE(r < begin.size(), what << ": a piece outside every range");
+        const int64_t off = first - begin[r];
+        BOOST_TEST(off % kLine == 0, what);
+        BOOST_TEST(off >= expect[r], what << ": a line handed out twice");
+        BOOST_TEST(last == begin[r] + row.sizes[r] - 1, what);
+        BOOST_TEST(off + (lines - 1) * kLine < row.sizes[r] + kLine, what << ": past the range");
+        expect[r] = off + lines * kLine;
+        handed += lines;
+      }
+      pf.issue_due();
+      // In proportion: at least the units' share of the lines is out.
+      BOOST_TEST(pf.issued == pf.target(), what << ", unit " << u);
+      BOOST_TEST(pf.issued >= lines_total * u / row.units, what << ", unit " << u);
+    }
+    BOOST_TEST(pf.issued == lines_total, what);
+    BOOST_TEST(pf.cur == static_cast<int>(row.sizes.size()), what);
+    BOOST_TEST(handed <= lines_total, what);
+    // Once done, nothing more is handed out.
+    const char *first = nullptr, *last = nullptr;
+    int64_t lines = -1;
+    pf.take(1, &first, &last, &lines);
+    BOOST_TEST(lines == 0, what);
+  }
 }
 
 namespace {
