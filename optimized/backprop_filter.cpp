@@ -137,7 +137,14 @@ inline void copy_short(const T* src, int64_t n, T* dst) {
 // call of the current block (where both blocks fit in L2 together: a 1x1 filter's blocks are an
 // eighth of L2, and each out_backprop line is read from memory by one tile only, too few reads
 // per row for the hardware prefetcher to run ahead; measured ResNet's 1x1 at 0.83-0.93 of oneDNN
-// without, 0.94-1.12 with, AVX-512, 1 and 2 threads, 2026-11-25).
+// without, 0.94-1.12 with, AVX-512, 1 and 2 threads, 2026-11-25). Until 2026-11-29 each tile call
+// was followed by a burst of its share of the lines; on the Xeon guest (1 thread, ResNet's 1x1,
+// fastest rounds) that took 6.0 ms, as did no prefetch at all (paired medians 0.89 and 0.80 of
+// oneDNN), where the prefetches alone (kernels skipped) took 1.0 and the arithmetic needs 5.0 at
+// the rate of a cache-resident tile: the fetch did not overlap the arithmetic (kernels.h,
+// L2Prefetch). Issued by the kernel, a line per pixel: 5.2 ms; 0.89 -> 1.07 of oneDNN at 1 thread,
+// 0.92 -> 1.02 at 2 (AVX2 0.94 -> 0.99); stride-2 conv3 (the sub-block prefetch) 1.22 -> 1.28 at 2
+// (interleaved rounds, bench/xeon-2026-11-29c).
 template <class T>
 L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, int64_t calls) {
   L2Prefetch nb;
@@ -246,13 +253,12 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.mr = std::min(MR, P.Mrows - q0);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
-          // The kernel issues the lines due (L2Prefetch). next and next_sub are never both
-          // active: a block of prefetch_next fits a quarter of L2, prefetch_sub's input half.
-          next.take(1, &ft.pf, &ft.pf_last, &ft.pf_lines);
-          if (ft.pf_lines == 0) next_sub.take(1, &ft.pf, &ft.pf_last, &ft.pf_lines);
+          // The kernel issues the lines due (kernels.h, L2Prefetch); at most one of the two
+          // prefetches is on (backprop_filter, prefetch_sub).
+          L2Prefetch& pf = P.prefetch_sub ? next_sub : next;
+          pf.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
           P.kernel(ft);
-          next.issue_due();
-          next_sub.issue_due();
+          pf.issue_due();
         }
       }
       ta = tb;
@@ -410,7 +416,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   if (__builtin_mul_overflow(std::min(P.block_rows, chunk_rows), span_rows * g.W * g.C * elem,
                              &block_input))
     block_input = INT64_MAX;
-  P.prefetch_sub = !mirrored && taps > 1 && block_input > cache.l2 / 2;
+  // Never with prefetch_next (tap_runs issues one of them): implied today, as a block of
+  // prefetch_next and so its input fit a quarter of L2, and kept so under any retuning.
+  P.prefetch_sub = !P.prefetch_next && !mirrored && taps > 1 && block_input > cache.l2 / 2;
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
   // c > 0 into partial + (c - 1) * filter_elements.
   const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);

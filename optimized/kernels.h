@@ -34,23 +34,23 @@ namespace convcheck::opt {
 /// Bytes per cache line (every x86-64 CPU): the unit of packing and prefetch decisions.
 inline constexpr int64_t kLine = 64;
 
+/// Issues `lines` prefetches into L2 of base + off, base + off + kLine, ..., each offset clamped to
+/// `last` (the range's last byte), so that no address leaves the range.
+inline void prefetch_lines(const char* base, int64_t off, int64_t last, int64_t lines) {
+  for (; lines > 0; --lines, off += kLine) __builtin_prefetch(base + std::min(off, last), 0, 2);
+}
+
 /// Memory to bring into L2 a few lines at a time while other work runs (the next block of a loop,
 /// whose first reads would otherwise wait on memory): add() up to kMax ranges, spread() them over
 /// a number of work units, then take(u) before each piece of work of u units: it hands out the
 /// lines due by then, in proportion to the units done, as a piece for the work itself to issue
-/// one line at a time (FilterTile::pf); issue_due() after the work issues any it could not
-/// hand out (where the piece met the end of a range). Only lines inside the ranges are touched.
+/// one line at a time (FilterTile::pf); issue_due() after the work issues, at once, what the piece
+/// left due (it stops at the end of a range). Only lines inside the ranges are touched.
 ///
-/// Why the work issues them, not take(): a burst of prefetches (the 77 lines per tile call of
-/// ResNet's 1x1 backprop filter) holds the core's L1 fill buffers, which software prefetches into
-/// L2 occupy on Intel cores until their lines arrive, and the tile's own loads wait behind them.
-/// That layer took 6.0 ms at 1 thread with the burst, 6.0 without any prefetch, 1.0 with the
-/// kernels skipped (the prefetches alone), and its arithmetic needs 5.0 at the rate a
-/// cache-resident 6x4 tile reaches (about 165 GFLOP/s, bench/xeon-2026-11-29c/tile6x4.cpp): the
-/// fetches did not overlap the arithmetic. One line per pixel inside the kernel: 5.2 ms, 0.89 ->
-/// 1.07 of oneDNN at 1 thread, 0.92 -> 1.02 at 2 (AVX2 0.94 -> 0.99); ResNet's stride-2 conv3
-/// (the sub-block prefetch) 1.22 -> 1.28 at 2 threads; the other layers within the noise (Xeon
-/// guest, interleaved rounds, 2026-11-29: bench/xeon-2026-11-29c).
+/// Why the work issues them: prefetches into L2 hold an L1 fill buffer on Intel cores until their
+/// line arrives, so a burst of them (the 77 lines per tile call of ResNet's 1x1 backprop filter)
+/// leaves the work's own loads waiting, and the fetch no longer overlaps the arithmetic
+/// (backprop_filter.cpp, next_block, has the figures).
 struct L2Prefetch {
   static constexpr int kMax = 4;
   const char* base[kMax] = {};
@@ -59,8 +59,8 @@ struct L2Prefetch {
   int n = 0, cur = 0;
   int64_t total = 0, issued = 0, units = 1, done = 0;
 
-  // Lines at offsets 0, kLine, ... below `bytes`, and the line of the last byte: every address
-  // is inside the range.
+  // Lines at offsets 0, kLine, ... below `bytes` + kLine (the last one clamped to the range's last
+  // byte): every address is inside the range.
   void add(const void* begin, int64_t size) {
     if (size <= 0 || n == kMax) return;
     base[n] = static_cast<const char*>(begin);
@@ -70,38 +70,37 @@ struct L2Prefetch {
     ++n;
   }
   void spread(int64_t work_units) { units = work_units > 0 ? work_units : 1; }
-  // The lines due once `done` units are: all of them at the end, in proportion before.
+  // The lines due once `done` units are: all of them at the end, in proportion (one ahead) before.
   int64_t target() const {
     return done >= units ? total
                          : static_cast<int64_t>(static_cast<double>(done) / units * total) + 1;
   }
-  // The lines due after `work` more units: *lines of them, at *first, *first + kLine, ..., each
-  // address clamped to *last (the range's last byte); all from one range, so a piece may fall
-  // short of what is due, and the next take() catches up.
-  void take(int64_t work, const char** first, const char** last, int64_t* lines) {
+  // Counts `work` more units done and hands out lines due: *lines of them, from offset *off of
+  // range *base, each offset clamped to *last (prefetch_lines). One range per piece: what is due
+  // beyond the range's end stays due (issue_due).
+  void take(int64_t work, const char** range, int64_t* off, int64_t* last, int64_t* lines) {
     *lines = 0;
-    if (issued >= total || cur >= n) return;
+    if (cur >= n) return;
     done += work;
     const int64_t due = target() - issued;
     if (due <= 0) return;
-    const int64_t off = next[cur], size = bytes[cur];
-    const int64_t k = std::min(due, (size + kLine - 1 - off) / kLine + 1);  // to size + kLine
-    *first = base[cur] + off;
-    *last = base[cur] + size - 1;
-    *lines = k;
-    issued += k;
-    next[cur] = off + k * kLine;
+    const int64_t size = bytes[cur];
+    *range = base[cur];
+    *off = next[cur];
+    *last = size - 1;
+    *lines = std::min(due, (size + kLine - 1 - *off) / kLine + 1);  // offsets below size + kLine
+    issued += *lines;
+    next[cur] += *lines * kLine;
     if (next[cur] >= size + kLine) ++cur;
   }
-  // Issues, here, what the last take() left due (a piece cut short at the end of a range).
+  // Issues what is due and was not handed out (a piece that met the end of a range); the cursor
+  // moves once per piece, not per line (a loop that updated it per line kept it in memory, a chain
+  // of dependent loads and stores that once cost the 1x1 backprop filter its whole gain).
   void issue_due() {
-    for (const int64_t t = target(); issued < t && cur < n;) {
-      const int64_t size = bytes[cur];
-      __builtin_prefetch(base[cur] + std::min(next[cur], size - 1), 0, 2);
-      ++issued;
-      next[cur] += kLine;
-      if (next[cur] >= size + kLine) ++cur;
-    }
+    const char* range;
+    int64_t off, last, lines;
+    for (take(0, &range, &off, &last, &lines); lines > 0; take(0, &range, &off, &last, &lines))
+      prefetch_lines(range, off, last, lines);
   }
 };
 
@@ -147,11 +146,10 @@ struct FilterTile {
   int64_t ldc = 0;
   int64_t mr = 0, nr = 0;
   bool accumulate = true;  // C += sum (else C = sum)
-  // Lines to prefetch into L2 (L2Prefetch::take), one per pixel until done: pf, pf + kLine, ...,
-  // each address clamped to pf_last.
+  // Lines to prefetch into L2 (L2Prefetch::take), one per pixel, the rest at the end: pf + pf_off,
+  // pf + pf_off + kLine, ..., each offset clamped to pf_last.
   const char* pf = nullptr;
-  const char* pf_last = nullptr;
-  int64_t pf_lines = 0;
+  int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
 };
 
 /// A run of result columns v = v0 + t*v_step (t < count) of one row that share their column

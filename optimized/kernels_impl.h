@@ -76,15 +76,14 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
       acc[m][v] = !p.accumulate ? S::zero() : FULL ? S::load(c) : S::load_n(c, p.nr - v * W);
     }
   }
-  const char* pf = p.pf;
-  int64_t pf_lines = p.pf_lines;
+  int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
   for (int64_t s = 0; s < p.nseg; ++s) {
     const T* x = p.x + p.seg[s].x;
     const T* dy = p.dy + p.seg[s].dy;
     for (int64_t t = p.seg[s].count; t > 0; --t) {
       if (pf_lines > 0) {  // (kernels.h, L2Prefetch: a line per pixel, not a burst)
-        __builtin_prefetch(pf < p.pf_last ? pf : p.pf_last, 0, 2);
-        pf += kLine;
+        prefetch_lines(p.pf, pf_off, p.pf_last, 1);
+        pf_off += kLine;
         --pf_lines;
       }
       V d[NV];
@@ -101,10 +100,9 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
       dy += p.dy_step;
     }
   }
-  // Lines beyond the tile's pixels (a tile of few pixels): issued here, so that every line due
-  // is (the caller counts them issued).
-  for (; pf_lines > 0; --pf_lines, pf += kLine)
-    __builtin_prefetch(pf < p.pf_last ? pf : p.pf_last, 0, 2);
+  // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
+  // them issued.
+  prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
