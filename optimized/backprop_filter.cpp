@@ -104,8 +104,9 @@ struct Plan {
   int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
   void (*kernel)(const FilterTile<T>&) = nullptr;
   bool pack = true;
-  bool prefetch_next = false;  // prefetch the next block while this one runs (next_block)
-  bool prefetch_sub = false;   // prefetch the next sub-block's input (tap_runs)
+  bool prefetch_next = false;   // prefetch the next block while this one runs (next_block)
+  bool prefetch_sub = false;    // prefetch the next sub-block's input (tap_runs)
+  bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -159,6 +160,21 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
   nb.spread(calls);
   return nb;
 }
+
+// Each kernel call prefetches into L2, a line per pixel, the filter tile of the call kAhead later
+// in its run: where the filter (or a chunk's partial) outgrows L2, each call's first loads and
+// its stores otherwise waited on L3 or memory for its tile, a fifth to a quarter of the time of
+// DCGAN g2 and ResNet conv5 (README). Two calls ahead, so that the lines have a whole call to
+// arrive (one ahead measured about the same). Xeon guest, 2 threads, interleaved rounds against
+// the build without (2026-11-29, bench/xeon-2026-11-29c/filter-tile-prefetch-ab.txt), AVX-512:
+// paired medians DCGAN g2 1.63 -> 1.90 and 1.52 -> 1.78 of oneDNN, ResNet conv5 1.09 -> 1.27 and
+// 1.10 -> 1.14, conv4 0.96 -> 0.99 and 0.96 -> 1.02; fastest rounds over the nine perf_cpu
+// layers 4 % faster (geomean). Capped to AVX2, whose rows are one line (line_panel), it cost
+// 2-3 % on the same layers in two sets (reason not found): only wide panels prefetch. The same
+// prefetch issued as a burst of the tile's lines before each call (c8e5ffd's, made to run,
+// 2026-11-28) showed no consistent gain: a burst holds the L1 fill buffers (kernels.h,
+// L2Prefetch). A run's first kAhead tiles are not prefetched.
+constexpr int kAhead = 2;
 
 // A tile's position in its panel, t = (... * taps + tap) * qblocks + qb, stepped tile by tile.
 struct Cursor {
@@ -237,9 +253,11 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           next_sub.spread(tb - ta);
         }
         // The tile's (qb, tap), stepped rather than divided out of t per tile (64-bit
-        // divisions beside calls of a few hundred FMAs where the layers are small).
-        Cursor cur(ta, qblocks, taps);
-        for (int64_t t = ta; t < tb; ++t, cur.step()) {
+        // divisions beside calls of a few hundred FMAs where the layers are small); `ahead`, the
+        // tile kAhead calls later's, whose filter lines the kernel prefetches (kAhead, above).
+        Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
+        for (int i = 0; i < kAhead; ++i) ahead.step();
+        for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
           FilterTile<T> ft;
           ft.x = P.bside + grp * P.Mrows + q0;
@@ -253,6 +271,10 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.mr = std::min(MR, P.Mrows - q0);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
+          if (P.prefetch_tiles && t + kAhead < tb) {
+            ft.next_c = out + (ahead.tap * P.Mrows + ahead.qb * MR) * P.ldc + o0;
+            ft.next_mr = std::min(MR, P.Mrows - ahead.qb * MR);
+          }
           // The kernel issues the lines due (kernels.h, L2Prefetch); at most one of the two
           // prefetches is on (backprop_filter, prefetch_sub).
           L2Prefetch& pf = P.prefetch_sub ? next_sub : next;
@@ -395,6 +417,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
+  P.prefetch_tiles = !line_panel;  // (kAhead: measured a gain with wide panels only)
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();

@@ -40,6 +40,33 @@ inline void prefetch_lines(const char* base, int64_t off, int64_t last, int64_t 
   for (; lines > 0; --lines, off += kLine) __builtin_prefetch(base + std::min(off, last), 0, 2);
 }
 
+/// The lines of `rows` rows of `row_bytes` bytes each, `ld` bytes apart from `first` on, prefetched
+/// into L2 one per step() (a row's first line at its first byte, then each following line's start:
+/// every address inside a row). Addresses are integers until issued, so no pointer leaves its
+/// array.
+struct RowLines {
+  uintptr_t row = 0, at = 0, end = 0, ld = 0, row_bytes = 0;
+  int64_t rows = 0;
+  RowLines() = default;
+  RowLines(const void* first, int64_t rows_, int64_t row_bytes_, int64_t ld_)
+      : row(reinterpret_cast<uintptr_t>(first)),
+        at(row),
+        end(row + row_bytes_),
+        ld(static_cast<uintptr_t>(ld_)),
+        row_bytes(static_cast<uintptr_t>(row_bytes_)),
+        rows(first != nullptr && row_bytes_ > 0 ? rows_ : 0) {}
+  void step() {
+    if (rows <= 0) return;
+    __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 2);
+    at = (at | (kLine - 1)) + 1;
+    if (at < end) return;
+    if (--rows == 0) return;
+    row += ld;
+    at = row;
+    end = row + row_bytes;
+  }
+};
+
 /// Memory to bring into L2 a few lines at a time while other work runs (the next block of a loop,
 /// whose first reads would otherwise wait on memory): add() up to kMax ranges, spread() them over
 /// a number of work units, then take(u) before each piece of work of u units: it hands out the
@@ -150,6 +177,10 @@ struct FilterTile {
   // pf + pf_off + kLine, ..., each offset clamped to pf_last.
   const char* pf = nullptr;
   int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
+  // The filter tile of a later call (its first element, at ldc like c, and its rows; nr columns),
+  // prefetched into L2 a line per pixel (backprop_filter.cpp, tap_runs); none when null.
+  const T* next_c = nullptr;
+  int64_t next_mr = 0;
 };
 
 /// A run of result columns v = v0 + t*v_step (t < count) of one row that share their column

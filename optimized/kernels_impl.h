@@ -77,10 +77,13 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
     }
   }
   int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
+  RowLines next_c(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
+                  p.ldc * static_cast<int64_t>(sizeof(T)));
   for (int64_t s = 0; s < p.nseg; ++s) {
     const T* x = p.x + p.seg[s].x;
     const T* dy = p.dy + p.seg[s].dy;
     for (int64_t t = p.seg[s].count; t > 0; --t) {
+      next_c.step();
       if (pf_lines > 0) {  // (kernels.h, L2Prefetch: a line per pixel, not a burst)
         prefetch_lines(p.pf, pf_off, p.pf_last, 1);
         pf_off += kLine;
@@ -101,8 +104,9 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
     }
   }
   // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
-  // them issued.
+  // them issued (and the later tile's, so that it is all in L2 when its call comes).
   prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
+  while (next_c.rows > 0) next_c.step();
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
