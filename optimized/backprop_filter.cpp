@@ -1,6 +1,7 @@
 // Conv2DBackpropFilter (spec B §3.3): per tap, a GEMM of the shifted input's transpose with
 // out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile).
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -28,18 +29,18 @@ namespace convcheck::opt {
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
-// larger side and has several taps). The filter tiles themselves are not prefetched (below, at
-// the one-block rule). Inside a block, the tiles of one out_backprop panel (group and NR channels;
-// every tap and q, fewer when their filter tiles would not fit half of L2) form a run. With several
-// taps and out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel
-// slice sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
-// channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
-// every tile streamed them from L2. A wide panel (more than a cache line per pixel: AVX-512's 32 or
-// 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all of out_backprop (read
-// in place then). Where a block's input takes more than half of L2, the next sub-block's input
-// rows are prefetched into L2 during the current one (backprop_filter, prefetch_sub). A kernel
-// call continues its tile's sum from memory, so blocks, runs and sub-blocks do not change the
-// arithmetic.
+// larger side and has several taps). With wide panels each kernel call prefetches the filter tile
+// of a later call (kAhead). Inside a block, the tiles of one out_backprop panel (group and NR
+// channels; every tap and q, fewer when their filter tiles would not fit half of L2) form a run.
+// With several taps and out_backprop wider than a panel, a run walks the block in sub-blocks of
+// rows whose panel slice sits in L1, and packs the slice NR apart first: read in place, its rows
+// are out_backprop's channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to
+// a few L1 sets, so every tile streamed them from L2. A wide panel (more than a cache line per
+// pixel: AVX-512's 32 or 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all
+// of out_backprop (read in place then). Where a block's input takes more than half of L2, the next
+// sub-block's input rows are prefetched into L2 during the current one (backprop_filter,
+// prefetch_sub). A kernel call continues its tile's sum from memory, so blocks, runs and sub-blocks
+// do not change the arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
 // is computed mirrored: the tiles broadcast MR out_backprop channels and load NR input channels,
@@ -100,6 +101,7 @@ struct Plan {
   int64_t b_step = 0, v_step = 0;  // a pixel's step in each side
   int64_t Mrows = 0, cols = 0;     // C's rows and columns per group and tap
   int64_t ldc = 0;                 // C's row stride
+  int64_t c_elements = 0;          // C's size (a filter: dw, a partial or dw's transpose)
   int64_t taps = 0, rows = 0, MR = 0, NR = 0, qblocks = 0, oblocks = 0;
   int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
   void (*kernel)(const FilterTile<T>&) = nullptr;
@@ -165,15 +167,26 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 // in its run: where the filter (or a chunk's partial) outgrows L2, each call's first loads and
 // its stores otherwise waited on L3 or memory for its tile, a fifth to a quarter of the time of
 // DCGAN g2 and ResNet conv5 (README). Two calls ahead, so that the lines have a whole call to
-// arrive (one ahead measured about the same). Xeon guest, 2 threads, interleaved rounds against
-// the build without (2026-11-29, bench/xeon-2026-11-29c/filter-tile-prefetch-ab.txt), AVX-512:
-// paired medians DCGAN g2 1.63 -> 1.90 and 1.52 -> 1.78 of oneDNN, ResNet conv5 1.09 -> 1.27 and
-// 1.10 -> 1.14, conv4 0.96 -> 0.99 and 0.96 -> 1.02; fastest rounds over the nine perf_cpu
-// layers 4 % faster (geomean). Capped to AVX2, whose rows are one line (line_panel), it cost
-// 2-3 % on the same layers in two sets (reason not found): only wide panels prefetch. The same
-// prefetch issued as a burst of the tile's lines before each call (c8e5ffd's, made to run,
-// 2026-11-28) showed no consistent gain: a burst holds the L1 fill buffers (kernels.h,
-// L2Prefetch). A run's first kAhead tiles are not prefetched.
+// arrive (one ahead measured about the same). Xeon guest, 2 threads, two interleaved sets
+// against the build without (2026-11-29, bench/xeon-2026-11-29c/README.md), AVX-512, paired
+// medians: g2 1.63 -> 1.90 and 1.52 -> 1.78 of oneDNN, conv5 1.09 -> 1.27 and 1.10 -> 1.14, conv4
+// 0.96 -> 0.99 and 0.96 -> 1.02, conv3 1.15 -> 1.01 and 1.11 -> 1.15; fastest rounds over the nine
+// perf_cpu layers 4 % faster (geomean). Capped to AVX2, whose tile rows are one line
+// (line_panel), lower on every layer (g2 1.40 -> 1.23, the 3x3 layers 1-11 %; 2-3 % in a second
+// set), as the burst version below was: only wide panels prefetch. (Part of that loss, perhaps
+// all, was the kernel's code for it, which cost AVX2's g2 15-20 % even with nothing to issue;
+// kernels_impl.h now compiles it into wide-panel kernels only. Not re-measured with it on AVX2.)
+// Not tried: prefetching only in a run's first sub-block (the later ones find the run's tiles in L2
+// already).
+//
+// A first filter-tile prefetch (c8e5ffd, 2026-11-25: a burst of each tile's rows two calls
+// ahead, credited with conv5 54 -> 39 ms on a Zen 3) never ran: GCC's pure-const pass marked its
+// helper, whose only effect was __builtin_prefetch, "looping pure", and dead-code elimination
+// deleted the calls at -O1 and above (shown 2026-11-28 with -fdump-tree-all). Made to run, it
+// showed no consistent gain on the Xeon (bench/xeon-2026-11-28c/prefetch-live.txt: AVX-512 paired
+// medians higher on g2 and conv5, AVX2's lower): a burst holds the L1 fill buffers (kernels.h,
+// L2Prefetch). The Zen 3 figures in this file and the tables before 2026-11-29 ran without one.
+// A run's first kAhead tiles are not prefetched.
 constexpr int kAhead = 2;
 
 // A tile's position in its panel, t = (... * taps + tap) * qblocks + qb, stepped tile by tile.
@@ -257,6 +270,14 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         // tile kAhead calls later's, whose filter lines the kernel prefetches (kAhead, above).
         Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
         for (int i = 0; i < kAhead; ++i) ahead.step();
+        // A tile's C (its first element; nr columns) and rows.
+        auto tile_c = [&](const Cursor& c) {
+          T* const first = out + (c.tap * P.Mrows + c.qb * MR) * P.ldc + o0;
+          assert(first >= out && first + (std::min(MR, P.Mrows - c.qb * MR) - 1) * P.ldc + nr <=
+                                     out + P.c_elements);
+          return first;
+        };
+        auto tile_mr = [&](const Cursor& c) { return std::min(MR, P.Mrows - c.qb * MR); };
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
           FilterTile<T> ft;
@@ -266,14 +287,14 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.dy_step = pack ? NR : P.v_step;
           ft.seg = pack ? pk->seg.data() + tap * nsub : P.seg + tap * P.rows + sub0;
           ft.nseg = nsub;
-          ft.c = out + (tap * P.Mrows + q0) * P.ldc + o0;
+          ft.c = tile_c(cur);
           ft.ldc = P.ldc;
-          ft.mr = std::min(MR, P.Mrows - q0);
+          ft.mr = tile_mr(cur);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
           if (P.prefetch_tiles && t + kAhead < tb) {
-            ft.next_c = out + (ahead.tap * P.Mrows + ahead.qb * MR) * P.ldc + o0;
-            ft.next_mr = std::min(MR, P.Mrows - ahead.qb * MR);
+            ft.next_c = tile_c(ahead);
+            ft.next_mr = tile_mr(ahead);
           }
           // The kernel issues the lines due (kernels.h, L2Prefetch); at most one of the two
           // prefetches is on (backprop_filter, prefetch_sub).
@@ -376,16 +397,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet conv5's 1x1 layers would
   // qualify).
   //
-  // No filter-tile prefetch. One was written with this rule (c8e5ffd, 2026-11-25: each tile's rows
-  // prefetched two kernel calls ahead, credited with conv5 54 -> 39 ms on that Zen 3) but never
-  // ran: GCC's pure-const pass marked the helper, whose only effect was __builtin_prefetch,
-  // "looping pure", so dead-code elimination deleted its calls at -O1 and above (the objects held
-  // no prefetcht0; shown 2026-11-28 with -fdump-tree-all). Made to run (always_inline), it showed
-  // no consistent gain on the Xeon (bench/xeon-2026-11-28c/prefetch-live.txt: fastest rounds within
-  // a few %, AVX2 paired medians lower, AVX-512 paired medians higher on DCGAN g2 and conv5, in a
-  // busy spell), so it is gone; the Zen 3 figures above, and every table since, were measured
-  // without it.
+  // The filter tiles are prefetched by the kernel, a later call's at a time (kAhead), not here.
   const int64_t filter_elements = taps * g.Cf * g.O;
+  P.c_elements = filter_elements;
   // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
   // padding makes many output rows of a few input rows (saturated: it is only compared).
   int64_t activation_elements = 0;

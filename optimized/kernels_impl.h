@@ -77,13 +77,19 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
     }
   }
   int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
-  RowLines next_c(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
-                  p.ldc * static_cast<int64_t>(sizeof(T)));
+  // The later tile's lines (next_c), one per pixel, in kernels of wide panels only (the driver
+  // passes none to others: backprop_filter.cpp, kAhead). Compiled into a one-line-panel kernel,
+  // even unused, its state cost DCGAN g2's 4-pixel segments 15-20 % on AVX2.
+  constexpr bool kTileLines = NV * W * sizeof(T) > kLine;
+  RowLines next_c;
+  if constexpr (kTileLines)
+    next_c = RowLines(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
+                      p.ldc * static_cast<int64_t>(sizeof(T)));
   for (int64_t s = 0; s < p.nseg; ++s) {
     const T* x = p.x + p.seg[s].x;
     const T* dy = p.dy + p.seg[s].dy;
     for (int64_t t = p.seg[s].count; t > 0; --t) {
-      next_c.step();
+      if constexpr (kTileLines) next_c.step();
       if (pf_lines > 0) {  // (kernels.h, L2Prefetch: a line per pixel, not a burst)
         prefetch_lines(p.pf, pf_off, p.pf_last, 1);
         pf_off += kLine;
@@ -104,9 +110,9 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
     }
   }
   // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
-  // them issued (and the later tile's, so that it is all in L2 when its call comes).
+  // them issued. A later tile's lines left (next_c) are not: it loads them itself, and a burst
+  // would hold the fill buffers (kernels.h, L2Prefetch).
   prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
-  while (next_c.rows > 0) next_c.step();
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
