@@ -175,7 +175,11 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 // (line_panel), lower on every layer (g2 1.40 -> 1.23, the 3x3 layers 1-11 %; 2-3 % in a second
 // set), as the burst version below was: only wide panels prefetch. (Part of that loss, perhaps
 // all, was the kernel's code for it, which cost AVX2's g2 15-20 % even with nothing to issue;
-// kernels_impl.h now compiles it into wide-panel kernels only. Not re-measured with it on AVX2.)
+// calls without lines now take a kernel without it, kernels_impl.h. Not re-measured on AVX2.)
+// And only where the whole filter outgrows L2 (DCGAN g2, ResNet conv4 and conv5): in the nine
+// runs at 9cd7696 (bench/xeon-2026-11-29c/table-k), which prefetched for every wide-panel layer,
+// conv2 and conv3 3x3, whose filters fit L2, read 1.19 and 1.04 (1.26 and 1.06 in the nine at
+// ddca96c, table/), and the fastest rounds of conv3 slower at 1 and 2 threads.
 // Not tried: prefetching only in a run's first sub-block (the later ones find the run's tiles in L2
 // already).
 //
@@ -431,7 +435,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
-  P.prefetch_tiles = !line_panel;  // (kAhead: measured a gain with wide panels only)
+  // (kAhead: a gain with wide panels only, where the filter outgrows L2)
+  P.prefetch_tiles = !line_panel && taps * g.Cf * g.O * elem > cache.l2;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();

@@ -62,7 +62,11 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 
 // ---- backprop filter --------------------------------------------------------------------------
 
-template <class S, int MR, int NV, bool FULL>
+// LINES: the kernel also issues the call's prefetches (FilterTile::pf and next_c), a line per
+// pixel; the driver's calls without any take the kernel without that code (below): present even
+// unused, its state cost DCGAN g2's 4-pixel segments 15-20 % on AVX2, and ResNet's 3x3 layers
+// read slower in their fastest rounds (bench/xeon-2026-11-29c).
+template <class S, int MR, int NV, bool FULL, bool LINES>
 void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   using T = typename S::T;
   using V = typename S::V;
@@ -77,23 +81,21 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
     }
   }
   int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
-  // The later tile's lines (next_c), one per pixel, in kernels of wide panels only (the driver
-  // passes none to others: backprop_filter.cpp, kAhead). Compiled into a one-line-panel kernel,
-  // even unused, its state cost DCGAN g2's 4-pixel segments 15-20 % on AVX2.
-  constexpr bool kTileLines = NV * W * sizeof(T) > kLine;
-  RowLines next_c;
-  if constexpr (kTileLines)
+  RowLines next_c;  // the later tile's lines (backprop_filter.cpp, kAhead)
+  if constexpr (LINES)
     next_c = RowLines(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
                       p.ldc * static_cast<int64_t>(sizeof(T)));
   for (int64_t s = 0; s < p.nseg; ++s) {
     const T* x = p.x + p.seg[s].x;
     const T* dy = p.dy + p.seg[s].dy;
     for (int64_t t = p.seg[s].count; t > 0; --t) {
-      if constexpr (kTileLines) next_c.step();
-      if (pf_lines > 0) {  // (kernels.h, L2Prefetch: a line per pixel, not a burst)
-        prefetch_lines(p.pf, pf_off, p.pf_last, 1);
-        pf_off += kLine;
-        --pf_lines;
+      if constexpr (LINES) {  // a line per pixel, not a burst (kernels.h, L2Prefetch)
+        next_c.step();
+        if (pf_lines > 0) {
+          prefetch_lines(p.pf, pf_off, p.pf_last, 1);
+          pf_off += kLine;
+          --pf_lines;
+        }
       }
       V d[NV];
 #pragma GCC unroll 64
@@ -112,7 +114,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
   // them issued. A later tile's lines left (next_c) are not: it loads them itself, and a burst
   // would hold the fill buffers (kernels.h, L2Prefetch).
-  prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
+  if constexpr (LINES) prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
@@ -128,33 +130,32 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 }
 
 // Dispatches on the tile's row count (a compile-time MR' <= MR, so that no broadcast reads past
-// the tile's channels) and on whether the tile has all NR columns.
+// the tile's channels), on whether the tile has all NR columns, and on whether the call has lines
+// to prefetch.
+template <class S, int MR, int NV, bool FULL, bool LINES>
+struct FilterKernels {
+  using Fn = void (*)(const FilterTile<typename S::T>&);
+  static constexpr Fn fn[8] = {
+      nullptr,
+      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, FULL, LINES>,
+  };
+};
+
 template <class S, int MR, int NV>
 void filter_kernel(const FilterTile<typename S::T>& p) {
-  using Fn = void (*)(const FilterTile<typename S::T>&);
-  static constexpr Fn full[8] = {
-      nullptr,
-      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, true>,
-      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, true>,
-      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, true>,
-      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, true>,
-      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, true>,
-      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, true>,
-      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, true>,
-  };
-  static constexpr Fn part[8] = {
-      nullptr,
-      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, false>,
-      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, false>,
-      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, false>,
-      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, false>,
-      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, false>,
-      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, false>,
-      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, false>,
-  };
   static_assert(MR >= 1 && MR <= 7, "filter tiles have 1 to 7 rows");
   if (p.mr <= 0 || p.mr > MR || p.nr <= 0) return;
-  (p.nr == NV * S::W ? full : part)[p.mr](p);
+  const bool full = p.nr == NV * S::W, lines = p.pf_lines > 0 || p.next_c != nullptr;
+  (lines ? (full ? FilterKernels<S, MR, NV, true, true>::fn
+                 : FilterKernels<S, MR, NV, false, true>::fn)
+         : (full ? FilterKernels<S, MR, NV, true, false>::fn
+                 : FilterKernels<S, MR, NV, false, false>::fn))[p.mr](p);
 }
 
 // ---- depthwise --------------------------------------------------------------------------------
