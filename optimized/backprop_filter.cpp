@@ -29,18 +29,18 @@ namespace convcheck::opt {
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
-// larger side and has several taps). With wide panels each kernel call prefetches the filter tile
-// of a later call (kAhead). Inside a block, the tiles of one out_backprop panel (group and NR
-// channels; every tap and q, fewer when their filter tiles would not fit half of L2) form a run.
-// With several taps and out_backprop wider than a panel, a run walks the block in sub-blocks of
-// rows whose panel slice sits in L1, and packs the slice NR apart first: read in place, its rows
-// are out_backprop's channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to
-// a few L1 sets, so every tile streamed them from L2. A wide panel (more than a cache line per
-// pixel: AVX-512's 32 or 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all
-// of out_backprop (read in place then). Where a block's input takes more than half of L2, the next
-// sub-block's input rows are prefetched into L2 during the current one (backprop_filter,
-// prefetch_sub). A kernel call continues its tile's sum from memory, so blocks, runs and sub-blocks
-// do not change the arithmetic.
+// larger side and has several taps). With wide panels and a filter over twice L2 each kernel call
+// prefetches the filter tile of a later call (kAhead). Inside a block, the tiles of one
+// out_backprop panel (group and NR channels; every tap and q, fewer when their filter tiles would
+// not fit half of L2) form a run. With several taps and out_backprop wider than a panel, a run
+// walks the block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart
+// first: read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for 256 or 512
+// channels), which maps them to a few L1 sets, so every tile streamed them from L2. A wide panel
+// (more than a cache line per pixel: AVX-512's 32 or 64 floats, 16 or 32 doubles) is walked in
+// sub-blocks even where it is all of out_backprop (read in place then). Where a block's input takes
+// more than half of L2, the next sub-block's input rows are prefetched into L2 during the current
+// one (backprop_filter, prefetch_sub). A kernel call continues its tile's sum from memory, so
+// blocks, runs and sub-blocks do not change the arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
 // is computed mirrored: the tiles broadcast MR out_backprop channels and load NR input channels,
@@ -174,12 +174,13 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 // perf_cpu layers 4 % faster (geomean). Capped to AVX2, whose tile rows are one line
 // (line_panel), lower on every layer (g2 1.40 -> 1.23, the 3x3 layers 1-11 %; 2-3 % in a second
 // set), as the burst version below was: only wide panels prefetch. (Part of that loss, perhaps
-// all, was the kernel's code for it, which cost AVX2's g2 15-20 % even with nothing to issue;
-// calls without lines now take a kernel without it, kernels_impl.h. Not re-measured on AVX2.)
-// And only where the whole filter outgrows L2 (DCGAN g2, ResNet conv4 and conv5): in the nine
-// runs at 9cd7696 (bench/xeon-2026-11-29c/table-k), which prefetched for every wide-panel layer,
-// conv2 and conv3 3x3, whose filters fit L2, read 1.19 and 1.04 (1.26 and 1.06 in the nine at
-// ddca96c, table/), and the fastest rounds of conv3 slower at 1 and 2 threads.
+// all, was the kernel's code for it, which cost AVX2's g2 12-29 % in time even with nothing to
+// issue; calls without lines now take a kernel without it, kernels_impl.h. Not re-measured on
+// AVX2.) And only where the whole filter is over twice L2 (DCGAN g2's 13 MB, ResNet conv5's 9 MB):
+// in the nine runs at 9cd7696 (bench/xeon-2026-11-29c/table-k), which prefetched for every
+// wide-panel layer, conv2 and conv3 3x3, whose filters fit L2, read 1.19 and 1.04 (1.26 and 1.06
+// in the nine at ddca96c, table/), and conv4 (2.25 MiB, just over L2) 0.94 (1.01), slower in
+// its fastest rounds in two A/B sets too (plain-and-lines-kernels-ab.txt: 11 % in time).
 // Not tried: prefetching only in a run's first sub-block (the later ones find the run's tiles in L2
 // already).
 //
@@ -435,8 +436,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
-  // (kAhead: a gain with wide panels only, where the filter outgrows L2)
-  P.prefetch_tiles = !line_panel && taps * g.Cf * g.O * elem > cache.l2;
+  // (kAhead: a gain with wide panels only, where the filter is over twice L2; filter_elements
+  // times 8 fits int64, core/problem.h)
+  P.prefetch_tiles = !line_panel && filter_elements * elem > 2 * cache.l2;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();

@@ -62,11 +62,11 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 
 // ---- backprop filter --------------------------------------------------------------------------
 
-// LINES: the kernel also issues the call's prefetches (FilterTile::pf and next_c), a line per
-// pixel; the driver's calls without any take the kernel without that code (below): present even
-// unused, its state cost DCGAN g2's 4-pixel segments 15-20 % on AVX2, and ResNet's 3x3 layers
-// read slower in their fastest rounds (bench/xeon-2026-11-29c).
-template <class S, int MR, int NV, bool FULL, bool LINES>
+// PF / TILE: the kernel also issues the call's prefetches, a line per pixel: FilterTile::pf's
+// lines (PF) and the later tile's rows, next_c (TILE). A call takes the kernel with the code for
+// what it has only (filter_kernel): present even unused, next_c's state cost DCGAN g2's 4-pixel
+// segments 12-29 % on AVX2 (bench/xeon-2026-11-29c).
+template <class S, int MR, int NV, bool FULL, bool PF, bool TILE>
 void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   using T = typename S::T;
   using V = typename S::V;
@@ -82,15 +82,16 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   }
   int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
   RowLines next_c;  // the later tile's lines (backprop_filter.cpp, kAhead)
-  if constexpr (LINES)
+  if constexpr (TILE)
     next_c = RowLines(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
                       p.ldc * static_cast<int64_t>(sizeof(T)));
   for (int64_t s = 0; s < p.nseg; ++s) {
     const T* x = p.x + p.seg[s].x;
     const T* dy = p.dy + p.seg[s].dy;
     for (int64_t t = p.seg[s].count; t > 0; --t) {
-      if constexpr (LINES) {  // a line per pixel, not a burst (kernels.h, L2Prefetch)
-        next_c.step();
+      // A line per pixel, not a burst (kernels.h, L2Prefetch).
+      if constexpr (TILE) next_c.step();
+      if constexpr (PF) {
         if (pf_lines > 0) {
           prefetch_lines(p.pf, pf_off, p.pf_last, 1);
           pf_off += kLine;
@@ -114,7 +115,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
   // them issued. A later tile's lines left (next_c) are not: it loads them itself, and a burst
   // would hold the fill buffers (kernels.h, L2Prefetch).
-  if constexpr (LINES) prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
+  if constexpr (PF) prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
@@ -130,32 +131,43 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 }
 
 // Dispatches on the tile's row count (a compile-time MR' <= MR, so that no broadcast reads past
-// the tile's channels), on whether the tile has all NR columns, and on whether the call has lines
-// to prefetch.
-template <class S, int MR, int NV, bool FULL, bool LINES>
+// the tile's channels), on whether the tile has all NR columns, and on which prefetches the call
+// has (PF, TILE above).
+template <class S, int MR, int NV, bool FULL, bool PF, bool TILE>
 struct FilterKernels {
   using Fn = void (*)(const FilterTile<typename S::T>&);
   static constexpr Fn fn[8] = {
       nullptr,
-      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, FULL, LINES>,
-      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, FULL, LINES>,
-      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, FULL, LINES>,
-      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, FULL, LINES>,
-      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, FULL, LINES>,
-      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, FULL, LINES>,
-      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, FULL, LINES>,
+      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, FULL, PF, TILE>,
   };
 };
+
+template <class S, int MR, int NV, bool FULL>
+void filter_kernel_full(const FilterTile<typename S::T>& p) {
+  // TILE kernels only where the driver passes next_c: panels wider than a line.
+  constexpr bool kWide = NV * S::W * sizeof(typename S::T) > kLine;
+  const bool pf = p.pf_lines > 0, tile = kWide && p.next_c != nullptr;
+  const auto* fn = pf ? (tile ? FilterKernels<S, MR, NV, FULL, true, kWide>::fn
+                              : FilterKernels<S, MR, NV, FULL, true, false>::fn)
+                      : (tile ? FilterKernels<S, MR, NV, FULL, false, kWide>::fn
+                              : FilterKernels<S, MR, NV, FULL, false, false>::fn);
+  fn[p.mr](p);
+}
 
 template <class S, int MR, int NV>
 void filter_kernel(const FilterTile<typename S::T>& p) {
   static_assert(MR >= 1 && MR <= 7, "filter tiles have 1 to 7 rows");
   if (p.mr <= 0 || p.mr > MR || p.nr <= 0) return;
-  const bool full = p.nr == NV * S::W, lines = p.pf_lines > 0 || p.next_c != nullptr;
-  (lines ? (full ? FilterKernels<S, MR, NV, true, true>::fn
-                 : FilterKernels<S, MR, NV, false, true>::fn)
-         : (full ? FilterKernels<S, MR, NV, true, false>::fn
-                 : FilterKernels<S, MR, NV, false, false>::fn))[p.mr](p);
+  if (p.nr == NV * S::W)
+    filter_kernel_full<S, MR, NV, true>(p);
+  else
+    filter_kernel_full<S, MR, NV, false>(p);
 }
 
 // ---- depthwise --------------------------------------------------------------------------------
