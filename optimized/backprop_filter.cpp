@@ -167,22 +167,15 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 // in its run: where the filter (or a chunk's partial) outgrows L2, each call's first loads and
 // its stores otherwise waited on L3 or memory for its tile, a fifth to a quarter of the time of
 // DCGAN g2 and ResNet conv5 (README). Two calls ahead, so that the lines have a whole call to
-// arrive (one ahead measured about the same). Xeon guest, 2 threads, two interleaved sets
-// against the build without (2026-11-29, bench/xeon-2026-11-29c/README.md), AVX-512, paired
-// medians: g2 1.63 -> 1.90 and 1.52 -> 1.78 of oneDNN, conv5 1.09 -> 1.27 and 1.10 -> 1.14, conv4
-// 0.96 -> 0.99 and 0.96 -> 1.02, conv3 1.15 -> 1.01 and 1.11 -> 1.15; fastest rounds over the nine
-// perf_cpu layers 4 % faster (geomean). Capped to AVX2, whose tile rows are one line
-// (line_panel), lower on every layer (g2 1.40 -> 1.23, the 3x3 layers 1-11 %; 2-3 % in a second
-// set), as the burst version below was: only wide panels prefetch. (Part of that loss, perhaps
-// all, was the kernel's code for it, which cost AVX2's g2 12-29 % in time even with nothing to
-// issue; calls without lines now take a kernel without it, kernels_impl.h. Not re-measured on
-// AVX2.) And only where the whole filter is over twice L2 (DCGAN g2's 13 MB, ResNet conv5's 9 MB):
-// in the nine runs at 9cd7696 (bench/xeon-2026-11-29c/table-k), which prefetched for every
-// wide-panel layer, conv2 and conv3 3x3, whose filters fit L2, read 1.19 and 1.04 (1.26 and 1.06
-// in the nine at ddca96c, table/), and conv4 (2.25 MiB, just over L2) 0.94 (1.01), slower in
-// its fastest rounds in two A/B sets too (plain-and-lines-kernels-ab.txt: 11 % in time).
-// Not tried: prefetching only in a run's first sub-block (the later ones find the run's tiles in L2
-// already).
+// arrive (one ahead measured about the same). Where it applies, each a measured choice
+// (bench/xeon-2026-11-29c/README.md has the A/B sets and the nine-run tables):
+// - wide panels only (wide_panel, kernels.h): AVX-512 g2 and conv5 gained (g2 about 1.6 -> 1.8-1.9
+//   of oneDNN); capped to AVX2, whose tile rows are one line, every layer read lower, and still
+//   did with the kernels split (g2 1.37 -> 1.34, conv5 1.16 -> 1.06, bench/xeon-2026-11-29d);
+// - filters over twice L2 only (DCGAN g2's 13 MB, ResNet conv5's 9 MB): conv2/conv3 3x3, whose
+//   filters fit L2, and conv4 (2.25 MiB, just over it) read lower with it.
+// Not tried: prefetching only in a run's first sub-block (the later ones find the run's tiles in
+// L2 already).
 //
 // A first filter-tile prefetch (c8e5ffd, 2026-11-25: a burst of each tile's rows two calls
 // ahead, credited with conv5 54 -> 39 ms on a Zen 3) never ran: GCC's pure-const pass marked its
@@ -276,13 +269,12 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
         for (int i = 0; i < kAhead; ++i) ahead.step();
         // A tile's C (its first element; nr columns) and rows.
+        auto tile_mr = [&](const Cursor& c) { return std::min(MR, P.Mrows - c.qb * MR); };
         auto tile_c = [&](const Cursor& c) {
           T* const first = out + (c.tap * P.Mrows + c.qb * MR) * P.ldc + o0;
-          assert(first >= out && first + (std::min(MR, P.Mrows - c.qb * MR) - 1) * P.ldc + nr <=
-                                     out + P.c_elements);
+          assert(first >= out && first + (tile_mr(c) - 1) * P.ldc + nr <= out + P.c_elements);
           return first;
         };
-        auto tile_mr = [&](const Cursor& c) { return std::min(MR, P.Mrows - c.qb * MR); };
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
           FilterTile<T> ft;
@@ -417,7 +409,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // layers, Zen 3/4), and 1 L1 where it is wider (AVX-512's 64 floats, 4 lines: best of 0.5,
   // 0.75, 1 and 1.5 L1 on a Xeon with two 512-bit FMA units, 1 thread, 2026-11-26; at 1.5 the
   // slice alone outgrows L1).
-  const bool line_panel = P.NR * elem <= kLine;
+  const bool line_panel = !wide_panel(P.NR * elem);
   const int64_t per_pixel = P.NR * elem + kLine;
   P.sub_rows =
       std::max<int64_t>(1, (line_panel ? cache.l1d * 3 / 2 : cache.l1d) / per_pixel / g.OW);

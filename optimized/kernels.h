@@ -34,6 +34,13 @@ namespace convcheck::opt {
 /// Bytes per cache line (every x86-64 CPU): the unit of packing and prefetch decisions.
 inline constexpr int64_t kLine = 64;
 
+/// Whether a panel of `bytes` per row is wider than a cache line: the backprop filter sizes its
+/// sub-blocks by it, and only wide panels prefetch a later filter tile (backprop_filter.cpp,
+/// kAhead; the kernels carry that code only where it can be asked for, kernels_impl.h).
+constexpr bool wide_panel(int64_t bytes) {
+  return bytes > kLine;
+}
+
 /// Issues `lines` prefetches into L2 of base + off, base + off + kLine, ..., each offset clamped to
 /// `last` (the range's last byte), so that no address leaves the range.
 inline void prefetch_lines(const char* base, int64_t off, int64_t last, int64_t lines) {

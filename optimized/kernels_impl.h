@@ -64,7 +64,7 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 
 // PF / TILE: the kernel also issues the call's prefetches, a line per pixel: FilterTile::pf's
 // lines (PF) and the later tile's rows, next_c (TILE). A call takes the kernel with the code for
-// what it has only (filter_kernel): present even unused, next_c's state cost DCGAN g2's 4-pixel
+// what it has only (filter_kernel_for): present even unused, next_c's state cost DCGAN g2's 4-pixel
 // segments 12-29 % on AVX2 (bench/xeon-2026-11-29c).
 template <class S, int MR, int NV, bool FULL, bool PF, bool TILE>
 void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
@@ -148,16 +148,17 @@ struct FilterKernels {
   };
 };
 
+// The kernel a call takes: its row count's, with the prefetch code for what it has (PF: lines;
+// TILE: a later tile, asked for only with wide panels, so one-line panels are not given it).
 template <class S, int MR, int NV, bool FULL>
-void filter_kernel_full(const FilterTile<typename S::T>& p) {
-  // TILE kernels only where the driver passes next_c: panels wider than a line.
-  constexpr bool kWide = NV * S::W * sizeof(typename S::T) > kLine;
+auto filter_kernel_for(const FilterTile<typename S::T>& p) {
+  constexpr bool kWide = wide_panel(NV * S::W * static_cast<int64_t>(sizeof(typename S::T)));
   const bool pf = p.pf_lines > 0, tile = kWide && p.next_c != nullptr;
   const auto* fn = pf ? (tile ? FilterKernels<S, MR, NV, FULL, true, kWide>::fn
                               : FilterKernels<S, MR, NV, FULL, true, false>::fn)
                       : (tile ? FilterKernels<S, MR, NV, FULL, false, kWide>::fn
                               : FilterKernels<S, MR, NV, FULL, false, false>::fn);
-  fn[p.mr](p);
+  return fn[p.mr];
 }
 
 template <class S, int MR, int NV>
@@ -165,9 +166,9 @@ void filter_kernel(const FilterTile<typename S::T>& p) {
   static_assert(MR >= 1 && MR <= 7, "filter tiles have 1 to 7 rows");
   if (p.mr <= 0 || p.mr > MR || p.nr <= 0) return;
   if (p.nr == NV * S::W)
-    filter_kernel_full<S, MR, NV, true>(p);
+    filter_kernel_for<S, MR, NV, true>(p)(p);
   else
-    filter_kernel_full<S, MR, NV, false>(p);
+    filter_kernel_for<S, MR, NV, false>(p)(p);
 }
 
 // ---- depthwise --------------------------------------------------------------------------------

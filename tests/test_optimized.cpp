@@ -313,6 +313,72 @@ BOOST_AUTO_TEST_CASE(row_lines_step_through_each_line_of_each_row_once) {
   BOOST_TEST(none.rows == 0);
 }
 
+// The generic kernels compiled here too, to see which one a backprop-filter call is given.
+namespace convcheck::opt::dispatch_probe {
+#include "optimized/kernels_impl.h"
+#include "optimized/simd.h"
+}  // namespace convcheck::opt::dispatch_probe
+
+namespace {
+
+using ProbeFilterFn = void (*)(const opt::FilterTile<float>&);
+
+// filter_kernel_fixed with a row count known at run time (2 or 4: rows below MR and all of them).
+template <int NV, bool PF, bool TILE>
+ProbeFilterFn probe_fixed(int64_t mr) {
+  using S = opt::dispatch_probe::Scalar<float>;
+  return mr == 2 ? &opt::dispatch_probe::filter_kernel_fixed<S, 2, NV, true, PF, TILE>
+                 : &opt::dispatch_probe::filter_kernel_fixed<S, 4, NV, true, PF, TILE>;
+}
+
+template <int NV>
+ProbeFilterFn probe_want(int64_t mr, bool pf, bool tile) {
+  return pf ? (tile ? probe_fixed<NV, true, true>(mr) : probe_fixed<NV, true, false>(mr))
+            : (tile ? probe_fixed<NV, false, true>(mr) : probe_fixed<NV, false, false>(mr));
+}
+
+}  // namespace
+
+// filter_kernel_for (kernels_impl.h): a call takes its row count's kernel with the prefetch code
+// for what it has, the lines (PF) and, with panels wider than a line only, a later tile (TILE).
+// A prefetch cannot change a result, so no oracle check sees a call given a kernel without its
+// prefetches (a silent loss of speed): this does. Scalar floats, 4 rows: 16 columns are one line,
+// 32 are two.
+BOOST_AUTO_TEST_CASE(backprop_filter_calls_take_the_kernel_with_their_prefetches) {
+  using S = opt::dispatch_probe::Scalar<float>;
+  struct Case {
+    bool lines, later, wide;  // the call has lines to prefetch, a later tile; the panel is wide
+    bool pf, tile;            // the kernel it must take
+  };
+  static_assert(!opt::wide_panel(16 * sizeof(float)) && opt::wide_panel(32 * sizeof(float)));
+  alignas(64) static float c[4 * 32];
+  alignas(64) static const char buf[256] = {};
+  for (const Case& k :
+       {Case{false, false, false, false, false}, Case{true, false, false, true, false},
+        Case{false, true, false, false, false}, Case{true, true, false, true, false},
+        Case{false, false, true, false, false}, Case{true, false, true, true, false},
+        Case{false, true, true, false, true}, Case{true, true, true, true, true}}) {
+    for (int64_t mr : {2, 4}) {
+      opt::FilterTile<float> p;
+      p.mr = mr;
+      p.pf = k.lines ? buf : nullptr;
+      p.pf_lines = k.lines ? 3 : 0;
+      p.pf_last = sizeof buf - 1;
+      p.next_c = k.later ? c : nullptr;
+      p.next_mr = k.later ? 4 : 0;
+      const ProbeFilterFn got = k.wide ? opt::dispatch_probe::filter_kernel_for<S, 4, 32, true>(p)
+                                       : opt::dispatch_probe::filter_kernel_for<S, 4, 16, true>(p);
+      const ProbeFilterFn want =
+          k.wide ? probe_want<32>(mr, k.pf, k.tile) : probe_want<16>(mr, k.pf, k.tile);
+      BOOST_TEST((got == want), (k.lines ? "lines" : "no lines")
+                                    << (k.later ? ", a later tile" : ", no later tile")
+                                    << (k.wide ? ", wide panel" : ", one-line panel") << ", " << mr
+                                    << " rows: not the kernel with its prefetches (PF " << k.pf
+                                    << ", TILE " << k.tile << ")");
+    }
+  }
+}
+
 namespace {
 
 float from_bits(uint32_t u) {
