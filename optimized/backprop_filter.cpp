@@ -1,6 +1,7 @@
 // Conv2DBackpropFilter (spec B §3.3): per tap, a GEMM of the shifted input's transpose with
 // out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile).
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <memory>
@@ -69,6 +70,8 @@ namespace convcheck::opt {
 namespace {
 
 bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
+bool g_allow_streamed = true;  // allow_streamed_filter (tests)
+std::atomic<int64_t> g_streamed_calls{0};
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
 // partial filters taking no more memory than the activations (a mirrored 1x1 layer takes one
@@ -109,6 +112,7 @@ struct Plan {
   bool prefetch_next = false;   // prefetch the next block while this one runs (next_block)
   bool prefetch_sub = false;    // prefetch the next sub-block's input (tap_runs)
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
+  bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -204,6 +208,7 @@ template <class T>
 struct Packs {
   std::vector<T> b;  // the out_backprop panel's slice
   std::vector<Segment> seg;
+  int64_t streamed = 0;  // tile calls that streamed their sums (streamed_filter_calls_for_tests)
 };
 
 // The tiles [t0, t1) over output rows [r0, r1), in blocks, runs and sub-blocks (above).
@@ -267,6 +272,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         // divisions beside calls of a few hundred FMAs where the layers are small); `ahead`, the
         // tile kAhead calls later's, whose filter lines the kernel prefetches (kAhead, above).
         Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
+        const bool final_sums = P.stream && nblocks == 1 && nsubs == 1;
         for (int i = 0; i < kAhead; ++i) ahead.step();
         // A tile's C (its first element; nr columns) and rows.
         auto tile_mr = [&](const Cursor& c) { return std::min(MR, P.Mrows - c.qb * MR); };
@@ -289,7 +295,12 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.mr = tile_mr(cur);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
-          if (P.prefetch_tiles && t + kAhead < tb) {
+          // Streamed where the call's sums are final (one block, one sub-block: the chunk's
+          // only pass over the tile) and its rows start on a line (movntps would fault).
+          ft.stream = final_sums && nr == NR && reinterpret_cast<uintptr_t>(ft.c) % kLine == 0;
+          pk->streamed += ft.stream ? 1 : 0;
+          // (Not the later tile of a streamed call: its lines are overwritten, never read.)
+          if (P.prefetch_tiles && t + kAhead < tb && !ft.stream) {
             ft.next_c = tile_c(ahead);
             ft.next_mr = tile_mr(ahead);
           }
@@ -310,6 +321,14 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 
 void allow_mirrored_filter(bool allow) {
   g_allow_mirrored = allow;
+}
+
+void allow_streamed_filter(bool allow) {
+  g_allow_streamed = allow;
+}
+
+int64_t streamed_filter_calls_for_tests() {
+  return g_streamed_calls.exchange(0, std::memory_order_relaxed);
 }
 
 template <class T>
@@ -430,7 +449,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
   // (kAhead: a gain with wide panels only, where the filter is over twice L2; filter_elements
   // times 8 fits int64, core/problem.h)
-  P.prefetch_tiles = !line_panel && filter_elements * elem > 2 * cache.l2;
+  const bool big_filter = filter_elements * elem > 2 * cache.l2;
+  P.prefetch_tiles = !line_panel && big_filter;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();
@@ -455,6 +475,25 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // Never with prefetch_next (tap_runs issues one of them): implied today, as a block of
   // prefetch_next and so its input fit a quarter of L2, and kept so under any retuning.
   P.prefetch_sub = !P.prefetch_next && !mirrored && taps > 1 && block_input > cache.l2 / 2;
+  // Streamed stores: where the filter is over twice L2 and summed in one chunk of one block (a
+  // filter larger than the activations: DCGAN g2, ResNet conv5), each tile is summed in one call
+  // and stored once, if the block is one sub-block; a plain store first reads each line from
+  // memory, to be overwritten (and the tile prefetch, kAhead, read them for that). So such layers
+  // take one sub-block (the out_backprop slice then read from L2, not L1) and store their sums
+  // with non-temporal stores, which write whole lines without reading them. Xeon guest, 2
+  // threads, three interleaved A/B sets of 5-8 rounds against the build before
+  // (bench/xeon-2026-11-29d), paired medians of oneDNN / optimized: AVX-512 g2 1.78 -> 2.04,
+  // 1.81 -> 1.96, 1.79 -> 2.05 (fastest rounds 2.64 -> 2.25 ms), conv5 1.14 -> 1.18 and 1.20 ->
+  // 1.25 (fastest 6.33 -> 5.13 ms); AVX2 within the noise (g2 1.29 -> 1.28, 1.49 -> 1.40, 1.35 ->
+  // 1.43; conv5 0.97 -> 0.97, 0.99 -> 1.16, 1.10 -> 1.13). One sub-block without streaming read
+  // 1.18 on conv5 AVX-512 too, but not in its fastest rounds (6.33 ms); the tile prefetch beside
+  // streaming lost (g2 1.58).
+  P.stream = g_allow_streamed && big_filter && chunks == 1 && chunk_rows <= P.block_rows &&
+             !mirrored && (P.ldc * elem) % kLine == 0;
+  if (P.stream) {
+    P.sub_rows = P.block_rows;
+    P.pack = P.pack && P.sub_rows * g.OW * P.NR * elem <= cache.l2;  // as above
+  }
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
   // c > 0 into partial + (c - 1) * filter_elements.
   const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);
@@ -521,6 +560,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
         T* const out = chunk == 0 ? first : partial + (chunk - 1) * filter_elements;
         if (t1 > t0) tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
       }
+    }
+    if (pk.streamed > 0) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_sfence();  // non-temporal stores are weakly ordered: done before the barrier
+#endif
+      g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);
     }
     if (chunks > 1) {
       // Partials in chunk order.

@@ -78,6 +78,11 @@ void clear_cache_override();
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);
+/// Whether backprop filter may store its final sums non-temporally (backprop_filter.cpp, stream;
+/// default yes), and how many tile calls did since the last call: for the test that streamed
+/// results are bitwise the stored ones, and that the path is reached. Not while an op runs.
+void allow_streamed_filter(bool allow);
+int64_t streamed_filter_calls_for_tests();
 
 /// Threads for the backend's parallel regions: OpenMP's current maximum, or 1 when called from
 /// inside a parallel region.

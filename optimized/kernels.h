@@ -188,6 +188,9 @@ struct FilterTile {
   // prefetched into L2 a line per pixel (backprop_filter.cpp, tap_runs); none when null.
   const T* next_c = nullptr;
   int64_t next_mr = 0;
+  // C written with non-temporal stores (full tiles; c and ldc aligned to a line): the call's sums
+  // are final and not read again soon (backprop_filter.cpp, stream).
+  bool stream = false;
 };
 
 /// A run of result columns v = v0 + t*v_step (t < count) of one row that share their column

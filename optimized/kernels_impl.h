@@ -121,7 +121,9 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) {
       T* c = p.c + m * p.ldc + v * W;
-      if (FULL) {
+      if (FULL && p.stream) {
+        S::stream(c, acc[m][v]);
+      } else if (FULL) {
         S::store(c, acc[m][v]);
       } else {
         S::store_n(c, acc[m][v], p.nr - v * W);

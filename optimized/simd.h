@@ -1,7 +1,8 @@
 // Vector traits the micro-kernels are written against: one struct per (ISA, element type).
 //
 // A trait names the element type T, the register type V, its width W in elements, and the few
-// operations the kernels use: zero, load, broadcast, fused multiply-add, store, and the partial
+// operations the kernels use: zero, load, broadcast, fused multiply-add, store, a non-temporal
+// store (stream: p aligned to the vector's width), and the partial
 // (masked) load/store of the first n lanes (n <= 0: none; n >= W: all). Partial loads never touch
 // memory beyond the n lanes (masked loads do not fault), so a kernel can stop exactly at the end
 // of a buffer.
@@ -25,6 +26,7 @@ struct Scalar {
   static V fma(V a, V b, V c) { return a * b + c; }
   static V add(V a, V b) { return a + b; }
   static void store(E* p, V v) { *p = v; }
+  static void stream(E* p, V v) { *p = v; }
   static constexpr int kTranspose = 0;  // no transpose_block
   static constexpr int kRegs = 16;      // vector registers
   static V load_n(const E* p, int64_t n) { return n > 0 ? *p : E(0); }
@@ -50,6 +52,7 @@ struct Avx2F32 {
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
+  static void stream(T* p, V v) { _mm256_stream_ps(p, v); }
   static V load_n(const T* p, int64_t n) { return _mm256_maskload_ps(p, mask(n)); }
   static void store_n(T* p, V v, int64_t n) { _mm256_maskstore_ps(p, mask(n), v); }
   // Transposes the 8 x 8 block src[i*lds + j] into dst[j*ldd + i]; ORs into *nonfinite a mask
@@ -98,6 +101,7 @@ struct Avx2F64 {
   static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
   static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
+  static void stream(T* p, V v) { _mm256_stream_pd(p, v); }
   static V load_n(const T* p, int64_t n) { return _mm256_maskload_pd(p, mask(n)); }
   static void store_n(T* p, V v, int64_t n) { _mm256_maskstore_pd(p, mask(n), v); }
   // Transposes the 4 x 4 block src[i*lds + j] into dst[j*ldd + i] (nonfinite as Avx2F32's).
@@ -135,6 +139,7 @@ struct Avx512F32 {
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static void store(T* p, V v) { _mm512_storeu_ps(p, v); }
+  static void stream(T* p, V v) { _mm512_stream_ps(p, v); }
   static V load_n(const T* p, int64_t n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static void store_n(T* p, V v, int64_t n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   // (The _maskz_ forms with a full mask are the plain instructions; GCC 12 warns about the
@@ -192,6 +197,7 @@ struct Avx512F64 {
   static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
   static void store(T* p, V v) { _mm512_storeu_pd(p, v); }
+  static void stream(T* p, V v) { _mm512_stream_pd(p, v); }
   static V load_n(const T* p, int64_t n) { return _mm512_maskz_loadu_pd(mask(n), p); }
   static void store_n(T* p, V v, int64_t n) { _mm512_mask_storeu_pd(p, mask(n), v); }
   // Transposes the 8 x 8 block src[i*lds + j] into dst[j*ldd + i] (nonfinite as Avx512F32's).

@@ -635,6 +635,29 @@ unsigned char* copy_at(const Tensor& t, std::size_t offset, std::vector<unsigned
   return at;
 }
 
+// The backend's result bytes for `in`, with the operands and the result (poisoned) `offset` bytes
+// past a 64-byte boundary.
+std::vector<unsigned char> result_at(const CheckedProblem& checked, const testbed::Operands2& in,
+                                     std::size_t offset) {
+  const Problem& p = checked.problem();
+  const OpIO io = op_io(p.op);
+  std::vector<unsigned char> sa, sb, sr;
+  ConstTensorView va = view(in.a), vb = view(in.b);
+  va.data = copy_at(in.a, offset, &sa);
+  vb.data = copy_at(in.b, offset, &sb);
+  Operands ops;
+  ops.set(io.a, &va);
+  ops.set(io.b, &vb);
+  Tensor result(p.dtype, storage_shape(p, checked.geometry(), io.result_like),
+                storage_layout(p, io.result_like));
+  TensorView vr = view(result);
+  vr.data = copy_at(result, offset, &sr);
+  std::memset(vr.data, 0xA5, result.bytes());
+  optimized().run(checked, ops, vr);
+  const auto* got = static_cast<const unsigned char*>(vr.data);
+  return std::vector<unsigned char>(got, got + result.bytes());
+}
+
 }  // namespace
 
 // The harness's tensors are 64-byte aligned (core/tensor.h), but a caller's need not be: Python's
@@ -664,33 +687,65 @@ BOOST_AUTO_TEST_CASE(results_do_not_depend_on_buffer_alignment) {
     for (const char* text : problems) {
       const CheckedProblem checked(parse_problem(text));
       const Problem& p = checked.problem();
-      const OpIO io = op_io(p.op);
       const testbed::Operands2 in = testbed::random_operands(p, 777);
       const std::vector<unsigned char> aligned =
           testbed::bytes(testbed::result_of(optimized(), p, in));
       for (std::size_t offset : {std::size_t{4}, std::size_t{16}}) {
         if (offset % dtype_size(p.dtype) != 0) continue;
-        std::vector<unsigned char> sa, sb, sr;
-        ConstTensorView va = view(in.a), vb = view(in.b);
-        va.data = copy_at(in.a, offset, &sa);
-        vb.data = copy_at(in.b, offset, &sb);
-        Operands ops;
-        ops.set(io.a, &va);
-        ops.set(io.b, &vb);
-        Tensor result(p.dtype, storage_shape(p, checked.geometry(), io.result_like),
-                      storage_layout(p, io.result_like));
-        TensorView vr = view(result);
-        vr.data = copy_at(result, offset, &sr);
-        std::memset(vr.data, 0xA5, result.bytes());
-        optimized().run(checked, ops, vr);
-        const auto* got = static_cast<const unsigned char*>(vr.data);
-        BOOST_TEST((std::vector<unsigned char>(got, got + aligned.size()) == aligned),
+        BOOST_TEST((result_at(checked, in, offset) == aligned),
                    opt::isa_name(isa)
                        << ": " << text << " at " << offset << " bytes past a 64-byte boundary");
       }
     }
   }
   opt::clear_isa_limit();
+}
+
+// Streamed stores (backprop_filter.cpp, stream): where the filter is over twice L2 and summed in
+// one chunk of one block, the tile calls store their final sums with non-temporal stores. Under
+// small caches (L2 32 KiB) small problems qualify. Under every ISA: the path is reached (calls
+// counted), the result passes the oracle and is bitwise the one stored plainly, and a result 16
+// bytes past a 64-byte boundary (where a non-temporal store would fault) is stored plainly, with
+// the same bits. Problems: a 3x3 filter of 256 columns (whole panels), DCGAN g2's shape in small
+// (5x5, stride 2), f64 with a panel tail (136 columns).
+BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x256,padding=SAME",
+      "conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME",
+      "conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64",
+  };
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(8 * 1024, 32 * 1024);
+  omp_set_num_threads(2);
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const char* text : problems) {
+      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
+      testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
+      const CheckedProblem checked(parse_problem(text));
+      const Problem& p = checked.problem();
+      const testbed::Operands2 in = testbed::random_operands(p, 777);
+      opt::streamed_filter_calls_for_tests();
+      const std::vector<unsigned char> streamed =
+          testbed::bytes(testbed::result_of(optimized(), p, in));
+      BOOST_TEST(opt::streamed_filter_calls_for_tests() > 0, what << ": no call streamed");
+      opt::allow_streamed_filter(false);
+      const std::vector<unsigned char> stored =
+          testbed::bytes(testbed::result_of(optimized(), p, in));
+      opt::allow_streamed_filter(true);
+      BOOST_TEST(opt::streamed_filter_calls_for_tests() == 0,
+                 what << ": streamed when not allowed");
+      BOOST_TEST((streamed == stored), what << ": streamed and stored results differ");
+      // The result 16 bytes past a line.
+      const std::vector<unsigned char> off_line = result_at(checked, in, 16);
+      BOOST_TEST(opt::streamed_filter_calls_for_tests() == 0,
+                 what << ": streamed into a result off its lines");
+      BOOST_TEST((off_line == stored), what << ": the result 16 bytes past a line differs");
+    }
+  }
+  opt::clear_isa_limit();
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
 }
 
 // A 1x1 backprop filter with fewer input than output channels runs mirrored (out_backprop
