@@ -30,18 +30,20 @@ namespace convcheck::opt {
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
-// larger side and has several taps). With wide panels and a filter over twice L2 each kernel call
-// prefetches the filter tile of a later call (kAhead). Inside a block, the tiles of one
-// out_backprop panel (group and NR channels; every tap and q, fewer when their filter tiles would
-// not fit half of L2) form a run. With several taps and out_backprop wider than a panel, a run
-// walks the block in sub-blocks of rows whose panel slice sits in L1, and packs the slice NR apart
-// first: read in place, its rows are out_backprop's channel stride apart (1 or 2 KiB for 256 or 512
-// channels), which maps them to a few L1 sets, so every tile streamed them from L2. A wide panel
-// (more than a cache line per pixel: AVX-512's 32 or 64 floats, 16 or 32 doubles) is walked in
-// sub-blocks even where it is all of out_backprop (read in place then). Where a block's input takes
-// more than half of L2, the next sub-block's input rows are prefetched into L2 during the current
-// one (backprop_filter, prefetch_sub). A kernel call continues its tile's sum from memory, so
-// blocks, runs and sub-blocks do not change the arithmetic.
+// larger side and has several taps). Where a filter over twice L2 is summed in one call per tile
+// (one chunk, one block), its sums are stored non-temporally (stream); where it is summed in
+// several, with wide panels, each kernel call prefetches the filter tile of a later call (kAhead).
+// Inside a block, the tiles of one out_backprop panel (group and NR channels; every tap and q,
+// fewer when their filter tiles would not fit half of L2) form a run. With several taps and
+// out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel slice
+// sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
+// channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
+// every tile streamed them from L2. A wide panel (more than a cache line per pixel: AVX-512's 32 or
+// 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all of out_backprop (read
+// in place then). Where a block's input takes more than half of L2, the next sub-block's input rows
+// are prefetched into L2 during the current one (backprop_filter, prefetch_sub). A kernel call
+// continues its tile's sum from memory, so blocks, runs and sub-blocks do not change the
+// arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
 // is computed mirrored: the tiles broadcast MR out_backprop channels and load NR input channels,
@@ -178,8 +180,12 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 //   did with the kernels split (g2 1.37 -> 1.34, conv5 1.16 -> 1.06, bench/xeon-2026-11-29d);
 // - filters over twice L2 only (DCGAN g2's 13 MB, ResNet conv5's 9 MB): conv2/conv3 3x3, whose
 //   filters fit L2, and conv4 (2.25 MiB, just over it) read lower with it.
-// Not tried: prefetching only in a run's first sub-block (the later ones find the run's tiles in
-// L2 already).
+// Not for calls that stream their sums (backprop_filter, stream: DCGAN g2 and ResNet conv5 on a
+// line-aligned result), whose tile lines it read only to be overwritten (g2 1.58 of oneDNN with
+// it, 2.04 without, bench/xeon-2026-11-29d); it serves filters over twice L2 summed in several
+// calls per tile (several chunks or blocks: N larger than 8 there), a result off its lines, and
+// the generic kernels do not take it. Not tried: prefetching only in a run's first sub-block
+// (the later ones find the run's tiles in L2 already).
 //
 // A first filter-tile prefetch (c8e5ffd, 2026-11-25: a burst of each tile's rows two calls
 // ahead, credited with conv5 54 -> 39 ms on a Zen 3) never ran: GCC's pure-const pass marked its
@@ -272,7 +278,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         // divisions beside calls of a few hundred FMAs where the layers are small); `ahead`, the
         // tile kAhead calls later's, whose filter lines the kernel prefetches (kAhead, above).
         Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
-        const bool final_sums = P.stream && nblocks == 1 && nsubs == 1;
+        const bool final_sums = P.stream && nblocks == 1 && nsubs == 1 && row0 == r0;
         for (int i = 0; i < kAhead; ++i) ahead.step();
         // A tile's C (its first element; nr columns) and rows.
         auto tile_mr = [&](const Cursor& c) { return std::min(MR, P.Mrows - c.qb * MR); };
@@ -296,7 +302,8 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
           // Streamed where the call's sums are final (one block, one sub-block: the chunk's
-          // only pass over the tile) and its rows start on a line (movntps would fault).
+          // only pass over the tile) and its rows start on a line: the plan's gate (stream)
+          // makes every full tile's do; checked again, as a misaligned one would fault.
           ft.stream = final_sums && nr == NR && reinterpret_cast<uintptr_t>(ft.c) % kLine == 0;
           pk->streamed += ft.stream ? 1 : 0;
           // (Not the later tile of a streamed call: its lines are overwritten, never read.)
@@ -413,7 +420,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet conv5's 1x1 layers would
   // qualify).
   //
-  // The filter tiles are prefetched by the kernel, a later call's at a time (kAhead), not here.
+  // Filter tiles over twice L2 are streamed or prefetched by the kernel (stream below, kAhead),
+  // not here.
   const int64_t filter_elements = taps * g.Cf * g.O;
   P.c_elements = filter_elements;
   // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
@@ -422,6 +430,32 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   if (__builtin_mul_overflow(rows, g.OW * g.O + span_rows * g.W * g.C, &activation_elements))
     activation_elements = INT64_MAX;
   if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
+  int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
+  while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
+    chunks /= 2;
+  const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
+  // (filter_elements times 8 fits int64, core/problem.h)
+  const bool big_filter = filter_elements * elem > 2 * cache.l2;
+  // Streamed stores: where the filter is over twice L2 and summed in one chunk of one block (a
+  // filter larger than the activations: DCGAN g2, ResNet conv5), each tile is summed in one call
+  // and stored once, if the block is one sub-block; a plain store first reads each line from
+  // memory, to be overwritten (and the tile prefetch, kAhead, read them for that). So such layers
+  // take one sub-block (the out_backprop slice then read from L2, not L1) and store their sums
+  // with non-temporal stores, which write whole lines without reading them. Xeon guest, 2
+  // threads, three interleaved A/B sets of 5-8 rounds against the build before
+  // (bench/xeon-2026-11-29d), paired medians of oneDNN / optimized: AVX-512 g2 1.78 -> 2.04,
+  // 1.81 -> 1.96, 1.79 -> 2.05 (fastest rounds 2.64 -> 2.25 ms), conv5 1.14 -> 1.18 and 1.20 ->
+  // 1.25 (fastest 6.33 -> 5.13 ms); AVX2 within the noise (g2 1.29 -> 1.28, 1.49 -> 1.40, 1.35 ->
+  // 1.43; conv5 0.97 -> 0.97, 0.99 -> 1.16, 1.10 -> 1.13). One sub-block without streaming read
+  // 1.18 on conv5 AVX-512 too, but not in its fastest rounds (6.33 ms); the tile prefetch beside
+  // streaming lost (g2 1.58). Nine runs after it (table-m there): g2 2.10 / 1.50 (AVX-512 / AVX2;
+  // 1.86 / 1.42 in the nine before), conv5 1.22 / 1.09 (1.16 / 1.12). Only where every full tile's
+  // rows start on a line (non-temporal vector stores of a line fault elsewhere), and with vector
+  // kernels (the generic ones store plainly: one sub-block would gain nothing).
+  P.stream = g_allow_streamed && kt.isa != Isa::generic && big_filter && chunks == 1 &&
+             chunk_rows <= P.block_rows && !mirrored &&
+             reinterpret_cast<uintptr_t>(dw) % kLine == 0 && (P.NR * elem) % kLine == 0 &&
+             (P.ldc * elem) % kLine == 0 && (g.G == 1 || (cols * elem) % kLine == 0);
   // Sub-blocks: runs of pixels over which every tile of a run re-reads the panel's out_backprop
   // slice, sized so that the slice and an input line per pixel fill about 1.5 L1 where a panel is
   // one cache line per pixel (AVX2's 16 floats: measured best between 1 and 2 L1 on ResNet's 3x3
@@ -430,8 +464,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // slice alone outgrows L1).
   const bool line_panel = !wide_panel(P.NR * elem);
   const int64_t per_pixel = P.NR * elem + kLine;
-  P.sub_rows =
-      std::max<int64_t>(1, (line_panel ? cache.l1d * 3 / 2 : cache.l1d) / per_pixel / g.OW);
+  P.sub_rows = P.stream ? P.block_rows  // one sub-block (stream, above)
+                        : std::max<int64_t>(
+                              1, (line_panel ? cache.l1d * 3 / 2 : cache.l1d) / per_pixel / g.OW);
   // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
   // it: read in place, the slice's rows are out_backprop's channel stride apart (1-2 KiB), which
   // maps them to a few L1 sets. A sub-block's slice too large for L2 (a row of millions of
@@ -447,18 +482,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
-  // (kAhead: a gain with wide panels only, where the filter is over twice L2; filter_elements
-  // times 8 fits int64, core/problem.h)
-  const bool big_filter = filter_elements * elem > 2 * cache.l2;
+  // (kAhead: a gain with wide panels only, where the filter is over twice L2)
   P.prefetch_tiles = !line_panel && big_filter;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   const int threads = thread_count();
 
-  int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
-  while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
-    chunks /= 2;
-  const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
   // there from one run (out_backprop panel) to the next beside the run's filter tiles, and each
   // sub-block's first tiles waited on L3 for them: ResNet's stride-2 conv3 (1.6 MB of input per
@@ -474,26 +503,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
     block_input = INT64_MAX;
   // Never with prefetch_next (tap_runs issues one of them): implied today, as a block of
   // prefetch_next and so its input fit a quarter of L2, and kept so under any retuning.
-  P.prefetch_sub = !P.prefetch_next && !mirrored && taps > 1 && block_input > cache.l2 / 2;
-  // Streamed stores: where the filter is over twice L2 and summed in one chunk of one block (a
-  // filter larger than the activations: DCGAN g2, ResNet conv5), each tile is summed in one call
-  // and stored once, if the block is one sub-block; a plain store first reads each line from
-  // memory, to be overwritten (and the tile prefetch, kAhead, read them for that). So such layers
-  // take one sub-block (the out_backprop slice then read from L2, not L1) and store their sums
-  // with non-temporal stores, which write whole lines without reading them. Xeon guest, 2
-  // threads, three interleaved A/B sets of 5-8 rounds against the build before
-  // (bench/xeon-2026-11-29d), paired medians of oneDNN / optimized: AVX-512 g2 1.78 -> 2.04,
-  // 1.81 -> 1.96, 1.79 -> 2.05 (fastest rounds 2.64 -> 2.25 ms), conv5 1.14 -> 1.18 and 1.20 ->
-  // 1.25 (fastest 6.33 -> 5.13 ms); AVX2 within the noise (g2 1.29 -> 1.28, 1.49 -> 1.40, 1.35 ->
-  // 1.43; conv5 0.97 -> 0.97, 0.99 -> 1.16, 1.10 -> 1.13). One sub-block without streaming read
-  // 1.18 on conv5 AVX-512 too, but not in its fastest rounds (6.33 ms); the tile prefetch beside
-  // streaming lost (g2 1.58).
-  P.stream = g_allow_streamed && big_filter && chunks == 1 && chunk_rows <= P.block_rows &&
-             !mirrored && (P.ldc * elem) % kLine == 0;
-  if (P.stream) {
-    P.sub_rows = P.block_rows;
-    P.pack = P.pack && P.sub_rows * g.OW * P.NR * elem <= cache.l2;  // as above
-  }
+  // (One sub-block, stream: no next one.)
+  P.prefetch_sub =
+      !P.prefetch_next && !P.stream && !mirrored && taps > 1 && block_input > cache.l2 / 2;
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
   // c > 0 into partial + (c - 1) * filter_elements.
   const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);
@@ -562,9 +574,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
       }
     }
     if (pk.streamed > 0) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_sfence();  // non-temporal stores are weakly ordered: done before the barrier
-#endif
+      store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);
     }
     if (chunks > 1) {

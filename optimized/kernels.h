@@ -41,6 +41,14 @@ constexpr bool wide_panel(int64_t bytes) {
   return bytes > kLine;
 }
 
+/// Orders this thread's non-temporal stores (FilterTile::stream), which are weakly ordered, before
+/// its later stores and the threads' barrier that publishes the result.
+inline void store_fence() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#endif
+}
+
 /// Issues `lines` prefetches into L2 of base + off, base + off + kLine, ..., each offset clamped to
 /// `last` (the range's last byte), so that no address leaves the range.
 inline void prefetch_lines(const char* base, int64_t off, int64_t last, int64_t lines) {

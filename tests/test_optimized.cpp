@@ -315,8 +315,9 @@ BOOST_AUTO_TEST_CASE(row_lines_step_through_each_line_of_each_row_once) {
 
 // The generic kernels compiled here too, to see which one a backprop-filter call is given.
 namespace convcheck::opt::dispatch_probe {
-#include "optimized/kernels_impl.h"
 #include "optimized/simd.h"
+// (kernels_impl.h after simd.h, as it asks: kept apart so that the includes are not sorted)
+#include "optimized/kernels_impl.h"
 }  // namespace convcheck::opt::dispatch_probe
 
 namespace {
@@ -702,17 +703,21 @@ BOOST_AUTO_TEST_CASE(results_do_not_depend_on_buffer_alignment) {
 }
 
 // Streamed stores (backprop_filter.cpp, stream): where the filter is over twice L2 and summed in
-// one chunk of one block, the tile calls store their final sums with non-temporal stores. Under
-// small caches (L2 32 KiB) small problems qualify. Under every ISA: the path is reached (calls
-// counted), the result passes the oracle and is bitwise the one stored plainly, and a result 16
-// bytes past a 64-byte boundary (where a non-temporal store would fault) is stored plainly, with
-// the same bits. Problems: a 3x3 filter of 256 columns (whole panels), DCGAN g2's shape in small
-// (5x5, stride 2), f64 with a panel tail (136 columns).
+// one chunk of one block, the tile calls store their final sums with non-temporal stores, one
+// sub-block each. Under small caches (L2 32 KiB) small problems qualify. Under every vector ISA,
+// every full tile (nr = NR) is streamed, once; the generic kernels stream none. The result passes
+// the oracle and is bitwise the one stored plainly (in several sub-blocks where the first problem
+// would take them: 18 rows of 6 pixels, sub-blocks of 4 rows under AVX-512 and 16 under AVX2), and
+// a result 16 bytes past a 64-byte boundary (where a non-temporal store would fault) is stored
+// plainly, with the same bits. Problems: a 3x3 filter of 256 columns (whole panels), DCGAN g2's
+// shape in small (5x5, stride 2), f64 with a panel tail under AVX-512 (136 columns: 4 x 32 + 8),
+// and 72 columns of f32 (rows of 288 bytes, not whole lines: none streamed).
 BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
   const char* const problems[] = {
-      "conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x256,padding=SAME",
+      "conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME",
       "conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME",
       "conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64",
+      "conv2d_backprop_filter:input=1x3x3x32,filter=3x3x32x72,padding=SAME",
   };
   const int saved = omp_get_max_threads();
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
@@ -725,10 +730,21 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
       const CheckedProblem checked(parse_problem(text));
       const Problem& p = checked.problem();
       const testbed::Operands2 in = testbed::random_operands(p, 777);
+      // Full tiles: taps x row blocks of MR x whole panels of NR, where rows are whole lines.
+      const Geometry& g = checked.geometry();
+      const int64_t elem = static_cast<int64_t>(dtype_size(p.dtype));
+      const int mr = p.dtype == DType::f64 ? opt::kernels<double>().mr : opt::kernels<float>().mr;
+      const int64_t nr = p.dtype == DType::f64
+                             ? opt::kernels<double>().nr(opt::kernels<double>().variant_for(g.O))
+                             : opt::kernels<float>().nr(opt::kernels<float>().variant_for(g.O));
+      const int64_t full_tiles = isa == opt::Isa::generic || g.O * elem % 64 != 0
+                                     ? 0
+                                     : g.KH * g.KW * ((g.Cf + mr - 1) / mr) * (g.O / nr);
       opt::streamed_filter_calls_for_tests();
       const std::vector<unsigned char> streamed =
           testbed::bytes(testbed::result_of(optimized(), p, in));
-      BOOST_TEST(opt::streamed_filter_calls_for_tests() > 0, what << ": no call streamed");
+      BOOST_TEST(opt::streamed_filter_calls_for_tests() == full_tiles,
+                 what << ": not every full tile streamed once (" << full_tiles << ")");
       opt::allow_streamed_filter(false);
       const std::vector<unsigned char> stored =
           testbed::bytes(testbed::result_of(optimized(), p, in));
@@ -787,7 +803,8 @@ BOOST_AUTO_TEST_CASE(mirrored_1x1_backprop_filter_is_bitwise_the_plain_one) {
 // 4 chunks of 6 or 7 rows, a 7-row chunk in 2 blocks (4 + 3), packed sub-blocks 3 + 3 under AVX2,
 // in place under AVX-512; 2x10x12x8 with 72 channels: 4 chunks of 5 rows, each 3 packed
 // sub-blocks and a tail panel under AVX-512; as printed by the code, 2026-11-27), the one-block
-// rule for a filter larger than the activations (3 and 6 blocks otherwise, f32 and f64), a row
+// rule for a filter larger than the activations (3 and 6 blocks otherwise, f32 and f64; under the
+// vector ISAs its sums streamed, in one sub-block: the streamed test below), a row
 // whose packed slice would not fit L2 (1x1x600x2: read in place under AVX2 and AVX-512), runs of
 // many tiles; the implicit GEMM with taps in several chunks, and a tap
 // in slices (chunks of at most 16 KiB of packed panel).
