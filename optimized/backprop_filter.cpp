@@ -182,10 +182,10 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 //   filters fit L2, and conv4 (2.25 MiB, just over it) read lower with it.
 // Not for calls that stream their sums (backprop_filter, stream: DCGAN g2 and ResNet conv5 on a
 // line-aligned result), whose tile lines it read only to be overwritten (g2 1.58 of oneDNN with
-// it, 2.04 without, bench/xeon-2026-11-29d); it serves filters over twice L2 summed in several
-// calls per tile (several chunks or blocks: N larger than 8 there), a result off its lines, and
-// the generic kernels do not take it. Not tried: prefetching only in a run's first sub-block
-// (the later ones find the run's tiles in L2 already).
+// it, 2.04 without, bench/xeon-2026-11-29d); it serves filters over twice L2 that are summed in
+// several calls per tile (several chunks or blocks: those layers with N larger than 8) or whose
+// result is off its lines. Not tried: prefetching only in a run's first sub-block (the later
+// ones find the run's tiles in L2 already).
 //
 // A first filter-tile prefetch (c8e5ffd, 2026-11-25: a burst of each tile's rows two calls
 // ahead, credited with conv5 54 -> 39 ms on a Zen 3) never ran: GCC's pure-const pass marked its
