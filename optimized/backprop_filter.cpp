@@ -441,18 +441,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // and stored once, if the block is one sub-block; a plain store first reads each line from
   // memory, to be overwritten (and the tile prefetch, kAhead, read them for that). So such layers
   // take one sub-block (the out_backprop slice then read from L2, not L1) and store their sums
-  // with non-temporal stores, which write whole lines without reading them. Xeon guest, 2
-  // threads, three interleaved A/B sets of 5-8 rounds against the build before
-  // (bench/xeon-2026-11-29d), paired medians of oneDNN / optimized: AVX-512 g2 1.78 -> 2.04,
-  // 1.81 -> 1.96, 1.79 -> 2.05 (fastest rounds 2.64 -> 2.25 ms), conv5 1.14 -> 1.18 and 1.20 ->
-  // 1.25 (fastest 6.33 -> 5.13 ms); AVX2 within the noise (g2 1.29 -> 1.28, 1.49 -> 1.40, 1.35 ->
-  // 1.43; conv5 0.97 -> 0.97, 0.99 -> 1.16, 1.10 -> 1.13), a small gain in a fourth set of 10
-  // rounds on the final code (g2 1.40 -> 1.47, conv5 1.10 -> 1.16). One sub-block without streaming
-  // read 1.18 on conv5 AVX-512 too, but not in its fastest rounds (6.33 ms); the tile prefetch
-  // beside streaming lost (g2 1.58). Nine runs after it (table-m there): g2 2.10 / 1.50 (AVX-512 /
-  // AVX2; 1.86 / 1.42 in the nine before), conv5 1.22 / 1.09 (1.16 / 1.12). Only where every full
-  // tile's rows start on a line (non-temporal vector stores of a line fault elsewhere), and with
-  // vector kernels (the generic ones store plainly: one sub-block would gain nothing).
+  // with non-temporal stores, which write whole lines without reading them (g2 about 1.8 -> 2.0
+  // of oneDNN on AVX-512, a small gain on AVX2: figures in the README and bench/xeon-2026-11-29d;
+  // the tile prefetch beside streaming lost there). Only where every full tile's rows start on
+  // a line (non-temporal vector stores of a line fault elsewhere), and with vector kernels (the
+  // generic ones store plainly: one sub-block would gain nothing).
   P.stream = g_allow_streamed && kt.isa != Isa::generic && big_filter && chunks == 1 &&
              chunk_rows <= P.block_rows && !mirrored &&
              reinterpret_cast<uintptr_t>(dw) % kLine == 0 && (P.NR * elem) % kLine == 0 &&

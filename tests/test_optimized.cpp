@@ -702,6 +702,13 @@ BOOST_AUTO_TEST_CASE(results_do_not_depend_on_buffer_alignment) {
   opt::clear_isa_limit();
 }
 
+// Backprop filter's full tiles: taps x row blocks of MR x whole panels of NR.
+template <typename T>
+int64_t full_filter_tiles(const Geometry& g) {
+  const auto& k = opt::kernels<T>();
+  return g.KH * g.KW * ((g.Cf + k.mr - 1) / k.mr) * (g.O / k.nr(k.variant_for(g.O)));
+}
+
 // Streamed stores (backprop_filter.cpp, stream): where the filter is over twice L2 and summed in
 // one chunk of one block, the tile calls store their final sums with non-temporal stores, one
 // sub-block each. Under small caches (L2 32 KiB) small problems qualify. Under every vector ISA,
@@ -730,16 +737,13 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
       const CheckedProblem checked(parse_problem(text));
       const Problem& p = checked.problem();
       const testbed::Operands2 in = testbed::random_operands(p, 777);
-      // Full tiles: taps x row blocks of MR x whole panels of NR, where rows are whole lines.
+      // Full tiles (none where rows are not whole lines: nothing streams).
       const Geometry& g = checked.geometry();
       const int64_t elem = static_cast<int64_t>(dtype_size(p.dtype));
-      const int mr = p.dtype == DType::f64 ? opt::kernels<double>().mr : opt::kernels<float>().mr;
-      const int64_t nr = p.dtype == DType::f64
-                             ? opt::kernels<double>().nr(opt::kernels<double>().variant_for(g.O))
-                             : opt::kernels<float>().nr(opt::kernels<float>().variant_for(g.O));
       const int64_t full_tiles = isa == opt::Isa::generic || g.O * elem % 64 != 0
                                      ? 0
-                                     : g.KH * g.KW * ((g.Cf + mr - 1) / mr) * (g.O / nr);
+                                     : (p.dtype == DType::f64 ? full_filter_tiles<double>(g)
+                                                              : full_filter_tiles<float>(g));
       opt::streamed_filter_calls_for_tests();
       const std::vector<unsigned char> streamed =
           testbed::bytes(testbed::result_of(optimized(), p, in));
