@@ -17,9 +17,11 @@
 # (<prefix>/share/convcheck/scale-out/slurm -> <prefix>/bin/convcheck), else a source checkout's
 # build/convcheck, else `convcheck` on PATH;
 # always made absolute here, so the jobs never depend on the directory they are submitted from.
+# An --export among the sbatch options is merged with the variables the jobs need, not put after
+# them (sbatch would keep only the last): --export=NONE passes those alone.
 set -euo pipefail
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
   echo "submit.sh: $*" >&2
   exit 2
@@ -53,6 +55,21 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# sbatch's --export among the extra options: merged below.
+user_export=
+rest=()
+for ((i = 0; i < ${#extra[@]}; i++)); do
+  case "${extra[i]}" in
+    --export=*) user_export=${extra[i]#--export=} ;;
+    --export)
+      [ $((i + 1)) -lt ${#extra[@]} ] || die "--export after -- needs a value"
+      i=$((i + 1))
+      user_export=${extra[i]}
+      ;;
+    *) rest+=("${extra[i]}") ;;
+  esac
+done
+extra=("${rest[@]+"${rest[@]}"}")
 [ -n "$out" ] || die "--out DIR is required: a directory every node sees (a shared file system)"
 [[ "$shards" =~ ^[1-9][0-9]*$ ]] || die "--shards must be a positive integer, got '$shards'"
 [[ "$cpus" =~ ^[1-9][0-9]*$ ]] || die "--cpus must be a positive integer, got '$cpus'"
@@ -84,7 +101,17 @@ common=(--chdir "$run_dir" --parsable)
 [ -n "$partition" ] && common+=(--partition "$partition")
 export CONVCHECK="$convcheck" CONVCHECK_SUITE="$suite" CONVCHECK_BACKENDS="$backends" \
   CONVCHECK_SHARDS="$shards" CONVCHECK_RUN_DIR="$run_dir"
-vars=ALL,CONVCHECK,CONVCHECK_SUITE,CONVCHECK_BACKENDS,CONVCHECK_SHARDS,CONVCHECK_RUN_DIR
+ours=CONVCHECK,CONVCHECK_SUITE,CONVCHECK_BACKENDS,CONVCHECK_SHARDS,CONVCHECK_RUN_DIR
+[ -n "${CONVCHECK_LOCK_WAIT+set}" ] && ours+=,CONVCHECK_LOCK_WAIT
+# sbatch takes the last --export it is given, so a user's own (after --) would replace ours and the
+# jobs would lose the variables they run on. Theirs is merged into ours instead and passed once:
+# ALL or a list of names keeps what it says plus ours; NONE becomes ours alone (sbatch refuses names
+# beside NONE; a list without ALL passes only those and SLURM_*, as NONE does).
+case "$user_export" in
+  "") vars=ALL,$ours ;;
+  NONE) vars=$ours ;;
+  *) vars=$user_export,$ours ;;
+esac
 
 jid=$(sbatch "${common[@]}" --export="$vars" --array="1-$shards" --cpus-per-task="$cpus" \
   --time="$time_limit" --output="$run_dir/logs/shard-%a.log" "${extra[@]}" "$here/shards.sbatch")
