@@ -322,7 +322,8 @@ void run_typed(const Problem& p, const Geometry& g, const Operands& in, TensorVi
   const bool in_place = stored_as<T>(result.dtype) && !stored_nchw(p, io.result_like);
   T* out = static_cast<T*>(result.data);
   if (!in_place) out = scratch_array<T>(ScratchSlot::result, role_elements(g, io.result_like));
-  opt::run_op<T>(p.op, g, a.data, b.data, out);
+  // A result read back below (narrowed, transposed, rescaled) is better left in the caches.
+  opt::run_op<T>(p.op, g, a.data, b.data, out, in_place && lift.a + lift.b == 0);
   if constexpr (std::is_same_v<T, double>) {
     if (lift.a + lift.b != 0) {  // one rounding, into the subnormal range at worst
       const int64_t n = role_elements(g, io.result_like);

@@ -72,7 +72,6 @@ namespace convcheck::opt {
 namespace {
 
 bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
-bool g_allow_streamed = true;  // allow_streamed_filter (tests)
 std::atomic<int64_t> g_streamed_calls{0};
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
@@ -330,16 +329,12 @@ void allow_mirrored_filter(bool allow) {
   g_allow_mirrored = allow;
 }
 
-void allow_streamed_filter(bool allow) {
-  g_allow_streamed = allow;
-}
-
 int64_t streamed_filter_calls_for_tests() {
   return g_streamed_calls.exchange(0, std::memory_order_relaxed);
 }
 
 template <class T>
-void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
+void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may_stream) {
   const int64_t taps = g.KH * g.KW, Og = g.O / g.G, rows = g.N * g.OH;
   if (rows == 0 || g.OW == 0 || Og == 0 || taps == 0) {
     std::fill(dw, dw + taps * g.Cf * g.O, T(0));  // no terms
@@ -435,7 +430,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
     chunks /= 2;
   const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // (filter_elements times 8 fits int64, core/problem.h)
-  const bool big_filter = filter_elements * elem > 2 * cache.l2;
+  const bool big_filter = filter_elements * elem > 2 * cache.l2;  // as stream_result's
   // Streamed stores: where the filter is over twice L2 and summed in one chunk of one block (a
   // filter larger than the activations: DCGAN g2, ResNet conv5), each tile is summed in one call
   // and stored once, if the block is one sub-block; a plain store first reads each line from
@@ -446,9 +441,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   // the tile prefetch beside streaming lost there). Only where every full tile's rows start on
   // a line (non-temporal vector stores of a line fault elsewhere), and with vector kernels (the
   // generic ones store plainly: one sub-block would gain nothing).
-  P.stream = g_allow_streamed && kt.isa != Isa::generic && big_filter && chunks == 1 &&
-             chunk_rows <= P.block_rows && !mirrored &&
-             reinterpret_cast<uintptr_t>(dw) % kLine == 0 && (P.NR * elem) % kLine == 0 &&
+  P.stream = stream_result(may_stream, kt.isa, dw, filter_elements * elem) && chunks == 1 &&
+             chunk_rows <= P.block_rows && !mirrored && (P.NR * elem) % kLine == 0 &&
              (P.ldc * elem) % kLine == 0 && (g.G == 1 || (cols * elem) % kLine == 0);
   // Sub-blocks: runs of pixels over which every tile of a run re-reads the panel's out_backprop
   // slice, sized so that the slice and an input line per pixel fill about 1.5 L1 where a panel is
@@ -591,9 +585,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw) {
   }
 }
 
-template void backprop_filter<float>(const Geometry&, const float*, const float*, float*);
-template void backprop_filter<double>(const Geometry&, const double*, const double*, double*);
+template void backprop_filter<float>(const Geometry&, const float*, const float*, float*, bool);
+template void backprop_filter<double>(const Geometry&, const double*, const double*, double*, bool);
 template void backprop_filter<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*,
-                                        uint32_t*);
+                                        uint32_t*, bool);
 
 }  // namespace convcheck::opt

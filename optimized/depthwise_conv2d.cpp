@@ -17,7 +17,7 @@ namespace convcheck::opt {
 // same taps, kernels.h). Each element sums its taps in (a, b) order.
 
 template <class T>
-void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y) {
+void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y, bool may_stream) {
   std::vector<int64_t> cand_b, cand_off;
   for (int64_t b = 0; b < g.KW; ++b) {
     cand_b.push_back(b);
@@ -28,6 +28,12 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y) {
   append_column_runs(0, 1, g.OW, g.sw, g.W, cand_b, cand_off, &runs, &col_taps);
   const KernelTable<T>& kt = kernels<T>();
   const int64_t rows = g.N * g.OH;
+  // Streamed stores where depthwise backprop input's are (its file says why), but not under
+  // AVX-512: there MobileNet's stride-1 layers read 2-5 % slower with them, 1 and 2 threads, in
+  // three A/B sets (AVX2 7-17 % faster; bench/xeon-2026-11-29e). Why is not known.
+  const bool stream = kt.isa != Isa::avx512 && g.M == 1 && g.KH * g.KW <= kDepthwiseGroupTaps &&
+                      (g.C * int64_t{sizeof(T)}) % kLine == 0 &&
+                      stream_result(may_stream, kt.isa, y, rows * g.OW * g.O * int64_t{sizeof(T)});
   const int threads = thread_count();
   auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt;  // pairs (a, input row) of the current row
@@ -57,6 +63,7 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y) {
         dr.v_step = 1;
         dr.src_step = g.sw;
         dr.out = out;
+        dr.stream = stream;
         kt.depthwise_row(dr);
         continue;
       }
@@ -82,12 +89,17 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y) {
     }
   };
   // Rows in pieces through StealingRanges (internal.h), as depthwise backprop input's.
-  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)), run_rows);
+  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)),
+                  [&](int64_t r0, int64_t r1) {
+                    run_rows(r0, r1);
+                    if (stream) end_streamed_rows(r1 - r0);
+                  });
 }
 
-template void depthwise_conv2d<float>(const Geometry&, const float*, const float*, float*);
-template void depthwise_conv2d<double>(const Geometry&, const double*, const double*, double*);
+template void depthwise_conv2d<float>(const Geometry&, const float*, const float*, float*, bool);
+template void depthwise_conv2d<double>(const Geometry&, const double*, const double*, double*,
+                                       bool);
 template void depthwise_conv2d<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*,
-                                         uint32_t*);
+                                         uint32_t*, bool);
 
 }  // namespace convcheck::opt

@@ -78,11 +78,24 @@ void clear_cache_override();
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);
-/// Whether backprop filter may store its final sums non-temporally (backprop_filter.cpp, stream;
-/// default yes), and how many tile calls did since the last call: for the test that streamed
-/// results are bitwise the stored ones, and that the path is reached. Not while an op runs.
-void allow_streamed_filter(bool allow);
+
+/// Streamed (non-temporal) stores of a result: whole lines written without first reading them
+/// from memory, and not kept in the caches. Whether a result of `bytes` at `out` may be: its
+/// caller does not read it back right away (may_stream: not a scratch that is then narrowed,
+/// transposed or rescaled), vector kernels, larger than twice L2 (so it would not stay in L2 for
+/// its reader anyway), its start on a cache line, and streaming allowed (allow_streamed_stores).
+/// Each op adds what its own kernels need (whole lines per row, final sums in one pass).
+bool stream_result(bool may_stream, Isa isa, const void* out, int64_t bytes);
+/// Whether ops may stream their results (default yes), and how many backprop-filter tile calls
+/// and depthwise result rows did since the last call: for the tests that streamed results are
+/// bitwise the stored ones, and that the paths are reached. Not while an op runs.
+void allow_streamed_stores(bool allow);
 int64_t streamed_filter_calls_for_tests();
+int64_t streamed_depthwise_rows_for_tests();
+/// After a piece of `rows` depthwise result rows whose stores were streamed: fences this thread's
+/// non-temporal stores (store_fence, before the region's closing barrier publishes them) and
+/// counts the rows for streamed_depthwise_rows_for_tests.
+void end_streamed_rows(int64_t rows);
 
 /// Threads for the backend's parallel regions: OpenMP's current maximum, or 1 when called from
 /// inside a parallel region.

@@ -41,8 +41,8 @@ constexpr bool wide_panel(int64_t bytes) {
   return bytes > kLine;
 }
 
-/// Orders this thread's non-temporal stores (FilterTile::stream), which are weakly ordered, before
-/// its later stores and the threads' barrier that publishes the result.
+/// Orders this thread's non-temporal stores (FilterTile::stream, DepthwiseRow::stream), which are
+/// weakly ordered, before its later stores and the threads' barrier that publishes the result.
 inline void store_fence() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_sfence();
@@ -211,7 +211,9 @@ struct ColumnRun {
 /// Depthwise gather of one result row (multiplier 1): for every run and t < count,
 ///   out[(v0 + t*v_step)*C + ch] = sum_{row taps (a, sr)} sum_{run's col taps (b, col0)}
 ///       src[(sr*src_w + col0 + t*src_step)*C + ch] * w[(a*KW + b)*C + ch]
-/// summed in that order (row taps outer).
+/// summed in that order (row taps outer). A run's taps are summed in groups of at most
+/// kDepthwiseGroupTaps (the first group stores, the later ones add to what it stored).
+inline constexpr int kDepthwiseGroupTaps = 32;
 template <class T>
 struct DepthwiseRow {
   const T* src = nullptr;
@@ -224,6 +226,10 @@ struct DepthwiseRow {
   const int64_t* col_taps = nullptr;  // pairs (b, source column at t = 0)
   int64_t v_step = 1, src_step = 1;
   T* out = nullptr;  // the result row, [columns][C]
+  // Full vectors stored non-temporally (S::stream): set only where every run's taps are one group
+  // (so the first group's sums are final) and every pixel's channels start on a line
+  // (depthwise_backprop_input.cpp, stream).
+  bool stream = false;
 };
 
 /// Depthwise backprop filter over some output rows (multiplier 1):

@@ -178,7 +178,7 @@ void filter_kernel(const FilterTile<typename S::T>& p) {
 // Taps of one run, as source and filter pointers at channel 0 and t = 0.
 template <class T>
 struct RunTaps {
-  static constexpr int kMax = 32;  // a run with more taps is summed in groups of kMax
+  static constexpr int kMax = kDepthwiseGroupTaps;  // a run with more is summed in groups
   const T* src[kMax];
   const T* w[kMax];
   int n = 0;
@@ -232,7 +232,9 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
     T* out = p.out + (run.v0 + (t0 + c) * p.v_step) * p.C + ch0;
 #pragma GCC unroll 16
     for (int u = 0; u < NB; ++u) {
-      if (FULL) {
+      if (FULL && first && p.stream) {  // final sums (DepthwiseRow::stream)
+        S::stream(out + u * W, acc[c][u]);
+      } else if (FULL) {
         S::store(out + u * W, acc[c][u]);
       } else {
         S::store_n(out + u * W, acc[c][u], nch - u * W);

@@ -702,6 +702,29 @@ BOOST_AUTO_TEST_CASE(results_do_not_depend_on_buffer_alignment) {
   opt::clear_isa_limit();
 }
 
+// One check of streamed stores (stream_result): the result passes the oracle; `streamed` (a test
+// hook) counts `expected` streamed calls or rows; with streaming off nothing streams and the bytes
+// are the same; a result 16 bytes past a line is stored plainly, with the same bytes.
+void expect_streamed(const std::string& what, const char* text, int64_t expected,
+                     int64_t (*streamed)()) {
+  testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
+  const CheckedProblem checked(parse_problem(text));
+  const Problem& p = checked.problem();
+  const testbed::Operands2 in = testbed::random_operands(p, 777);
+  streamed();
+  const std::vector<unsigned char> streamed_bytes =
+      testbed::bytes(testbed::result_of(optimized(), p, in));
+  BOOST_TEST(streamed() == expected, what << ": not streamed as expected (" << expected << ")");
+  opt::allow_streamed_stores(false);
+  const std::vector<unsigned char> stored = testbed::bytes(testbed::result_of(optimized(), p, in));
+  opt::allow_streamed_stores(true);
+  BOOST_TEST(streamed() == 0, what << ": streamed when not allowed");
+  BOOST_TEST((streamed_bytes == stored), what << ": streamed and stored results differ");
+  const std::vector<unsigned char> off_line = result_at(checked, in, 16);
+  BOOST_TEST(streamed() == 0, what << ": streamed into a result off its lines");
+  BOOST_TEST((off_line == stored), what << ": the result 16 bytes past a line differs");
+}
+
 // Backprop filter's full tiles: taps x row blocks of MR x whole panels of NR.
 template <typename T>
 int64_t full_filter_tiles(const Geometry& g) {
@@ -733,10 +756,8 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
     opt::limit_isa(isa);
     for (const char* text : problems) {
       const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
-      testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
       const CheckedProblem checked(parse_problem(text));
       const Problem& p = checked.problem();
-      const testbed::Operands2 in = testbed::random_operands(p, 777);
       // Full tiles (none where rows are not whole lines: nothing streams).
       const Geometry& g = checked.geometry();
       const int64_t elem = static_cast<int64_t>(dtype_size(p.dtype));
@@ -744,23 +765,56 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
                                      ? 0
                                      : (p.dtype == DType::f64 ? full_filter_tiles<double>(g)
                                                               : full_filter_tiles<float>(g));
-      opt::streamed_filter_calls_for_tests();
-      const std::vector<unsigned char> streamed =
-          testbed::bytes(testbed::result_of(optimized(), p, in));
-      BOOST_TEST(opt::streamed_filter_calls_for_tests() == full_tiles,
-                 what << ": not every full tile streamed once (" << full_tiles << ")");
-      opt::allow_streamed_filter(false);
-      const std::vector<unsigned char> stored =
-          testbed::bytes(testbed::result_of(optimized(), p, in));
-      opt::allow_streamed_filter(true);
-      BOOST_TEST(opt::streamed_filter_calls_for_tests() == 0,
-                 what << ": streamed when not allowed");
-      BOOST_TEST((streamed == stored), what << ": streamed and stored results differ");
-      // The result 16 bytes past a line.
-      const std::vector<unsigned char> off_line = result_at(checked, in, 16);
-      BOOST_TEST(opt::streamed_filter_calls_for_tests() == 0,
-                 what << ": streamed into a result off its lines");
-      BOOST_TEST((off_line == stored), what << ": the result 16 bytes past a line differs");
+      expect_streamed(what, text, full_tiles, opt::streamed_filter_calls_for_tests);
+    }
+  }
+  opt::clear_isa_limit();
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
+// Streamed stores of depthwise results (depthwise_backprop_input.cpp, stream): backprop input and
+// forward with multiplier 1, a result over twice L2 (64 KiB under these small caches), each run's
+// taps one group and every pixel's channels whole lines, stream every result row under a vector
+// ISA (forward: AVX2 only), bitwise the plain stores (expect_streamed). None streams where a
+// pixel's channels are not whole lines (24 floats), with a multiplier, with more taps than a group
+// (7x7), in f16 (widened into a scratch result that is then narrowed), in NCHW (transposed from a
+// scratch result), or at or under twice L2.
+BOOST_AUTO_TEST_CASE(streamed_depthwise_results_are_bitwise_the_stored_ones) {
+  struct Case {
+    const char* text;
+    bool streams;
+  };
+  const Case cases[] = {
+      {"depthwise_conv2d_backprop_input:input=2x16x16x64,filter=3x3x64x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=2x17x17x32,filter=3x3x32x1,stride=2x2,padding=SAME",
+       true},
+      {"depthwise_conv2d_backprop_input:input=2x17x17x16,filter=3x3x16x1,padding=VALID,dtype=f64",
+       true},
+      {"depthwise_conv2d:input=2x16x16x64,filter=3x3x64x1,padding=SAME", true},
+      {"depthwise_conv2d:input=2x18x18x32,filter=3x3x32x1,dilation=2x2,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=2x16x16x24,filter=3x3x24x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_input:input=2x16x16x32,filter=3x3x32x2,padding=SAME", false},
+      {"depthwise_conv2d:input=2x16x16x64,filter=7x7x64x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_input:input=2x16x16x64,filter=3x3x64x1,padding=SAME,dtype=f16",
+       false},
+      {"depthwise_conv2d:input=2x16x16x64,filter=3x3x64x1,padding=SAME,format=NCHW", false},
+      {"depthwise_conv2d_backprop_input:input=2x8x16x64,filter=3x3x64x1,padding=SAME", false},
+  };
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(8 * 1024, 32 * 1024);
+  omp_set_num_threads(2);
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const Case& c : cases) {
+      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + c.text;
+      const CheckedProblem checked(parse_problem(c.text));
+      const Geometry& g = checked.geometry();
+      const bool forward = checked.problem().op == Op::depthwise_conv2d;
+      const int64_t rows = g.N * (forward ? g.OH : g.H);
+      const bool vector = isa != opt::Isa::generic && !(forward && isa == opt::Isa::avx512);
+      expect_streamed(what, c.text, c.streams && vector ? rows : 0,
+                      opt::streamed_depthwise_rows_for_tests);
     }
   }
   opt::clear_isa_limit();

@@ -36,9 +36,9 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     if (bpi) {
-      opt::depthwise_backprop_input<float>(g, w, y, x);
+      opt::depthwise_backprop_input<float>(g, w, y, x, true);
     } else {
-      opt::depthwise_conv2d<float>(g, x, w, y);
+      opt::depthwise_conv2d<float>(g, x, w, y, true);
     }
     const auto t1 = std::chrono::steady_clock::now();
     t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
