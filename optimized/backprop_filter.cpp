@@ -430,7 +430,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     chunks /= 2;
   const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // (filter_elements times 8 fits int64, core/problem.h)
-  const bool big_filter = filter_elements * elem > 2 * cache.l2;  // as stream_result's
+  const bool big_filter = over_twice_l2(filter_elements * elem);
   // Streamed stores: where the filter is over twice L2 and summed in one chunk of one block (a
   // filter larger than the activations: DCGAN g2, ResNet conv5), each tile is summed in one call
   // and stored once, if the block is one sub-block; a plain store first reads each line from
@@ -438,9 +438,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // take one sub-block (the out_backprop slice then read from L2, not L1) and store their sums
   // with non-temporal stores, which write whole lines without reading them (g2 about 1.8 -> 2.0
   // of oneDNN on AVX-512, a small gain on AVX2: figures in the README and bench/xeon-2026-11-29d;
-  // the tile prefetch beside streaming lost there). Only where every full tile's rows start on
-  // a line (non-temporal vector stores of a line fault elsewhere), and with vector kernels (the
-  // generic ones store plainly: one sub-block would gain nothing).
+  // the tile prefetch beside streaming lost there). stream_result (internal.h) says where a
+  // result may be streamed; here also every full tile's rows must start on a line (a
+  // non-temporal vector store off its alignment faults).
   P.stream = stream_result(may_stream, kt.isa, dw, filter_elements * elem) && chunks == 1 &&
              chunk_rows <= P.block_rows && !mirrored && (P.NR * elem) % kLine == 0 &&
              (P.ldc * elem) % kLine == 0 && (g.G == 1 || (cols * elem) % kLine == 0);

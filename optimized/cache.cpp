@@ -1,6 +1,6 @@
 // The data cache sizes the blocking is chosen from (internal.h: cache_sizes()), read once at run
 // time: sysconf's glibc names first, then the kernel's description of cpu0's caches in sysfs, then
-// a documented fallback. And the rule for results that bypass the caches (stream_result).
+// a documented fallback.
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,29 +94,6 @@ const CacheSizes& cache_sizes() {
     return clamped(c);
   }();
   return sizes;
-}
-
-namespace {
-bool g_allow_streamed = true;  // allow_streamed_stores (tests)
-std::atomic<int64_t> g_streamed_rows{0};
-}  // namespace
-
-bool stream_result(bool may_stream, Isa isa, const void* out, int64_t bytes) {
-  return g_allow_streamed && may_stream && isa != Isa::generic && bytes > 2 * cache_sizes().l2 &&
-         reinterpret_cast<uintptr_t>(out) % kLine == 0;
-}
-
-void allow_streamed_stores(bool allow) {
-  g_allow_streamed = allow;
-}
-
-int64_t streamed_depthwise_rows_for_tests() {
-  return g_streamed_rows.exchange(0, std::memory_order_relaxed);
-}
-
-void end_streamed_rows(int64_t rows) {
-  store_fence();
-  g_streamed_rows.fetch_add(rows, std::memory_order_relaxed);
 }
 
 }  // namespace convcheck::opt

@@ -35,14 +35,11 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
   }
   const KernelTable<T>& kt = kernels<T>();
   const int64_t rows = g.N * g.H;
-  // Streamed stores (stream_result, internal.h): a plain store first reads the result's line from
-  // memory (or L3) only to overwrite it; a non-temporal one writes the whole line. Where each run
-  // is summed in one group of taps (its sums final at the first store) and every pixel's channels
-  // are whole lines (multiplier 1). Faster on both ISAs, 1 and 2 threads, in L3 and past it
-  // (figures in the README and bench/xeon-2026-11-29e).
-  const bool stream = g.M == 1 && g.KH * g.KW <= kDepthwiseGroupTaps &&
-                      (g.C * int64_t{sizeof(T)}) % kLine == 0 &&
-                      stream_result(may_stream, kt.isa, dx, rows * g.W * g.C * int64_t{sizeof(T)});
+  // Streamed stores (stream_depthwise_rows, internal.h): a plain store first reads the result's
+  // line from memory (or L3) only to overwrite it; a non-temporal one writes the whole line.
+  // Faster on both ISAs, 1 and 2 threads, in L3 and past it (the README, bench/xeon-2026-11-29e).
+  const bool stream =
+      stream_depthwise_rows(g, kt.isa, dx, rows * g.W * g.C, int64_t{sizeof(T)}, may_stream);
   const int threads = thread_count();
   // Pairs (a, out_backprop row) of the filter rows that reach input row `row`.
   auto row_taps = [&](int64_t row, std::vector<int64_t>* rt) {
@@ -105,13 +102,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
       }
     }
   };
-  // Rows in pieces through StealingRanges (internal.h): a thread done early takes a slowed one's
-  // last rows. Each row is written by one piece, whoever runs it.
-  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)),
-                  [&](int64_t r0, int64_t r1) {
-                    run_rows(r0, r1);
-                    if (stream) end_streamed_rows(r1 - r0);
-                  });
+  depthwise_row_pieces(threads, rows, stream, run_rows);
 }
 
 template void depthwise_backprop_input<float>(const Geometry&, const float*, const float*, float*,

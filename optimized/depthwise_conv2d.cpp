@@ -28,12 +28,12 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y, bool may_
   append_column_runs(0, 1, g.OW, g.sw, g.W, cand_b, cand_off, &runs, &col_taps);
   const KernelTable<T>& kt = kernels<T>();
   const int64_t rows = g.N * g.OH;
-  // Streamed stores where depthwise backprop input's are (its file says why), but not under
-  // AVX-512: there MobileNet's stride-1 layers read 2-5 % slower with them, 1 and 2 threads, in
-  // three A/B sets (AVX2 7-17 % faster; bench/xeon-2026-11-29e). Why is not known.
-  const bool stream = kt.isa != Isa::avx512 && g.M == 1 && g.KH * g.KW <= kDepthwiseGroupTaps &&
-                      (g.C * int64_t{sizeof(T)}) % kLine == 0 &&
-                      stream_result(may_stream, kt.isa, y, rows * g.OW * g.O * int64_t{sizeof(T)});
+  // Streamed stores as depthwise backprop input's (its file says why), but not under AVX-512,
+  // where MobileNet's stride-1 layers read slower with them (why is not known; figures in
+  // bench/xeon-2026-11-29e).
+  const bool stream =
+      kt.isa != Isa::avx512 &&
+      stream_depthwise_rows(g, kt.isa, y, rows * g.OW * g.O, int64_t{sizeof(T)}, may_stream);
   const int threads = thread_count();
   auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt;  // pairs (a, input row) of the current row
@@ -88,12 +88,7 @@ void depthwise_conv2d(const Geometry& g, const T* x, const T* w, T* y, bool may_
       }
     }
   };
-  // Rows in pieces through StealingRanges (internal.h), as depthwise backprop input's.
-  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)),
-                  [&](int64_t r0, int64_t r1) {
-                    run_rows(r0, r1);
-                    if (stream) end_streamed_rows(r1 - r0);
-                  });
+  depthwise_row_pieces(threads, rows, stream, run_rows);
 }
 
 template void depthwise_conv2d<float>(const Geometry&, const float*, const float*, float*, bool);

@@ -78,14 +78,22 @@ void clear_cache_override();
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);
+/// Whether `bytes` of data outgrow twice L2: a result that would not stay in L2 for its reader, a
+/// filter whose tiles the kernels would wait on (backprop_filter.cpp).
+inline bool over_twice_l2(int64_t bytes) {
+  return bytes > 2 * cache_sizes().l2;
+}
 
-/// Streamed (non-temporal) stores of a result: whole lines written without first reading them
-/// from memory, and not kept in the caches. Whether a result of `bytes` at `out` may be: its
-/// caller does not read it back right away (may_stream: not a scratch that is then narrowed,
-/// transposed or rescaled), vector kernels, larger than twice L2 (so it would not stay in L2 for
-/// its reader anyway), its start on a cache line, and streaming allowed (allow_streamed_stores).
-/// Each op adds what its own kernels need (whole lines per row, final sums in one pass).
+/// Streamed (non-temporal) stores of a result (stream.cpp): whole lines written without first
+/// reading them from memory, and not kept in the caches. Whether a result of `bytes` at `out` may
+/// be: its caller does not read it back right away (may_stream: not a scratch that is then
+/// narrowed, transposed or rescaled), vector kernels, over twice L2, its start on a cache line,
+/// and streaming allowed (allow_streamed_stores). Each op adds what its own kernels need.
 bool stream_result(bool may_stream, Isa isa, const void* out, int64_t bytes);
+/// The depthwise ops' (DepthwiseRow::stream): stream_result, multiplier 1, each run's taps one
+/// group (so the first store is final) and every pixel's channels whole lines.
+bool stream_depthwise_rows(const Geometry& g, Isa isa, const void* out, int64_t result_elements,
+                           int64_t elem, bool may_stream);
 /// Whether ops may stream their results (default yes), and how many backprop-filter tile calls
 /// and depthwise result rows did since the last call: for the tests that streamed results are
 /// bitwise the stored ones, and that the paths are reached. Not while an op runs.
@@ -222,6 +230,18 @@ void parallel_pieces(int threads, int64_t n, int64_t piece, F&& f) {
   (void)threads;
   (void)piece;
   f(int64_t{0}, n);
+}
+
+/// The depthwise ops' result rows in pieces (parallel_pieces: a thread done early takes a slowed
+/// one's last rows; each row is written by one piece, whoever runs it), each streamed piece ended
+/// by end_streamed_rows on the thread that streamed it.
+template <class F>
+void depthwise_row_pieces(int threads, int64_t rows, bool stream, F&& run_rows) {
+  parallel_pieces(threads, rows, std::max<int64_t>(1, rows / (16 * threads)),
+                  [&](int64_t r0, int64_t r1) {
+                    run_rows(r0, r1);
+                    if (stream) end_streamed_rows(r1 - r0);
+                  });
 }
 
 /// n items cut into `parts` (>= 1) contiguous parts whose lengths differ by at most one; part k

@@ -228,7 +228,7 @@ struct DepthwiseRow {
   T* out = nullptr;  // the result row, [columns][C]
   // Full vectors stored non-temporally (S::stream): set only where every run's taps are one group
   // (so the first group's sums are final) and every pixel's channels start on a line
-  // (depthwise_backprop_input.cpp, stream).
+  // (stream_depthwise_rows, internal.h).
   bool stream = false;
 };
 

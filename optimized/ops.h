@@ -15,8 +15,8 @@ void conv2d(const Geometry& g, const T* input, const T* filter, T* output);
 /// Also conv2d_transpose (the same maths, spec A.8).
 template <class T>
 void backprop_input(const Geometry& g, const T* filter, const T* out_backprop, T* input_backprop);
-// may_stream: the result is not read back right after the op (stream_result, internal.h), so an
-// op may store it non-temporally where it chooses to.
+/// may_stream: the result is not read back right after the op (stream_result, internal.h), so an
+/// op may store it non-temporally where it chooses to.
 template <class T>
 void backprop_filter(const Geometry& g, const T* input, const T* out_backprop, T* filter_backprop,
                      bool may_stream);
