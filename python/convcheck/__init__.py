@@ -17,7 +17,6 @@ shrinking) lives in the C++ libraries; this file only wraps them.
 """
 
 import json
-import math
 import operator
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -138,16 +137,6 @@ def _figures(x, key=None):
     return x
 
 
-def _exact_and_bound(exact, bound):
-    """As the C++ messages say it (oracle/oracle.h exact_and_bound): no bound where the exact value
-    is NaN or infinite, what passes there instead."""
-    if isinstance(exact, float) and math.isnan(exact):
-        return "exact nan (any NaN passes)"
-    if isinstance(exact, float) and math.isinf(exact):
-        return "exact {0!r} (only {0!r} passes)".format(exact)
-    return "exact {!r}, bound {}".format(exact, _g(bound))
-
-
 @dataclass
 class Offender:
     coord: tuple
@@ -200,7 +189,7 @@ class Verdict:
         if self.first is not None:
             f = self.first
             s += "\n  first offender at {} (storage index {}): got {!r}, {}".format(
-                tuple(f.coord), f.index, f.got, _exact_and_bound(f.exact, f.bound)
+                tuple(f.coord), f.index, f.got, _cc.exact_and_bound(f.exact, f.bound)
             )
         if self.repro and not self.passed:
             s += "\n  repro: " + self.repro
