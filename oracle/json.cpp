@@ -193,6 +193,7 @@ json::Value to_json(const BackendRecord& b) {
   o["adjoint"] = relations_json(b.adjoint);
   o["metamorphic"] = relations_json(b.metamorphic);
   o["ms"] = b.ms;
+  if (!b.note.empty()) o["note"] = b.note;
   if (!b.output.empty()) o["output"] = b.output;
   o["repro"] = b.repro;
   return o;
@@ -218,6 +219,7 @@ BackendRecord backend_record_from_json(const json::Object& o) {
   b.adjoint = relations_of(o, "adjoint");
   b.metamorphic = relations_of(o, "metamorphic");
   b.ms = json::number_of(o, "ms");
+  if (o.find("note")) b.note = json::string_of(o, "note");
   if (o.find("output")) b.output = json::string_of(o, "output");
   b.repro = json::string_of(o, "repro");
   return b;

@@ -158,6 +158,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   rec.contract = describe(k);
   Run run = run_guarded(b, j.checked, j.operands, &j.ref.result, b.reads_caller_memory());
   rec.ms = run.ms;
+  if (run.ran) rec.note = b.last_note();  // before the reruns and relations run it again
   if (!run.ran) {
     // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
     return finish(run.check == "crashed"   ? Verdict::crashed
@@ -368,6 +369,7 @@ std::string to_text(const CaseReport& r) {
       }
     os << "    bound usage " << b.bound_usage << ", relations " << passed << "/" << applied
        << " held, contract " << b.contract << "\n";
+    if (!b.note.empty()) os << "    ran " << b.note << "\n";
     if (b.verdict != Verdict::pass) os << "    repro: " << b.repro << "\n";
   }
   if (!r.odd_one_out.empty()) os << "  odd one out: " << r.odd_one_out << "\n";

@@ -133,6 +133,10 @@ struct BackendRecord {
   std::vector<RelationResult> adjoint;
   std::vector<RelationResult> metamorphic;
   double ms = 0;  // time of the backend's main run
+  /// What the backend said of its main run (Backend::last_note(): cuDNN's algorithm and layout,
+  /// oneDNN's implementation, eigen's path), as bench's records say it; written to results.jsonl
+  /// only when not empty.
+  std::string note;
   /// What an out-of-process backend (a plugin) printed while judged on this case: its last 64 KiB,
   /// printable ASCII (plugins/sandbox.h). Empty for the others; written to results.jsonl only
   /// when not empty.

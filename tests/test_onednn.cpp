@@ -87,6 +87,20 @@ BOOST_DATA_TEST_CASE(
   }
 }
 
+// A record names the implementation oneDNN ran for the case's main run (Backend::last_note, as
+// bench's records do: e.g. "jit:avx512_core"), in results.jsonl too.
+BOOST_AUTO_TEST_CASE(records_name_the_implementation_that_ran) {
+  const CaseReport r =
+      check("conv2d_backprop_input:input=2x8x8x16,filter=3x3x16x16,padding=SAME", FillKind::real);
+  BOOST_REQUIRE_EQUAL(r.records.size(), 1u);
+  const BackendRecord& rec = r.records[0];
+  BOOST_TEST(name_of(rec.verdict) == "pass");
+  BOOST_TEST(rec.note.find(':') != std::string::npos, "not an implementation name: " << rec.note);
+  const std::string json = to_json(r);
+  BOOST_TEST(json.find("\"note\":\"" + rec.note + "\"") != std::string::npos, json);
+  BOOST_TEST(to_text(r).find("    ran " + rec.note + "\n") != std::string::npos, to_text(r));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // Always runs: the backend is registered under its name and says whether it is available.

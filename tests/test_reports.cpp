@@ -211,6 +211,10 @@ BOOST_AUTO_TEST_CASE(a_case_round_trips_through_jsonl) {
   const Record back = parse_record(line);
   BOOST_TEST(to_jsonl(back) == line);
   BOOST_TEST(back.key() == rs[0].key());
+  BOOST_TEST(line.find("\"note\"") == std::string::npos, "the reference says nothing: " << line);
+  Record noted = rs[0];
+  noted.result.note = "bwd_data=ALGO_1, NHWC/KRSC";
+  BOOST_TEST(parse_record(to_jsonl(noted)).result.note == noted.result.note);
   for (const char* field :
        {"\"descriptor\"", "\"seed\"", "\"fill\"", "\"backend\"", "\"verdict\"", "\"reason\"",
         "\"bound_usage\"", "\"adjoint\"", "\"residual\"", "\"slack\"", "\"metamorphic\"",
