@@ -390,6 +390,7 @@ Run run_guarded(Backend& b, const CheckedProblem& checked, const Roles& operands
   if (!call_backend(b, checked, ops, vr, run)) return run;
   run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   run.ran = true;
+  run.said = b.last_note();  // before the page-guarded passes run it again
   if (run.result.bytes()) std::memcpy(run.result.data(), gr.data(), run.result.bytes());
   if (long d = gr.damage()) {
     run.check = "out_of_bounds";

@@ -36,6 +36,7 @@ struct Run {
   std::string error;  // the exception's text, or the guard violation
   std::string check;  // "crashed", "out_of_bounds", "unwritten", "operand_modified", or ""
   std::string note;   // a check that could not be made (page-guarded passes skipped), or ""
+  std::string said;   // Backend::last_note() right after the first run, before any other
   Tensor result;
   double ms = 0;
 };

@@ -158,7 +158,7 @@ BackendRecord judge_backend(Backend& b, const Status& declared, const Judging& j
   rec.contract = describe(k);
   Run run = run_guarded(b, j.checked, j.operands, &j.ref.result, b.reads_caller_memory());
   rec.ms = run.ms;
-  if (run.ran) rec.note = b.last_note();  // before the reruns and relations run it again
+  rec.note = run.said;
   if (!run.ran) {
     // A device backend's GuardViolation ends the run early, as a failed check, not a crash.
     return finish(run.check == "crashed"   ? Verdict::crashed

@@ -143,6 +143,26 @@ BOOST_AUTO_TEST_CASE(every_check_on_every_fill) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// A record's note is what the backend said of its main run (Backend::last_note), not of the
+// page-guarded passes, reruns and relations that run it again.
+BOOST_AUTO_TEST_CASE(a_records_note_is_of_the_main_run) {
+  class Counting : public Twisted {
+   public:
+    Counting() : Twisted("counting", [](const Problem&, TensorView&) {}) {}
+    void compute(const CheckedProblem& p, const Operands& in, TensorView out) override {
+      ++runs_;
+      Twisted::compute(p, in, out);
+    }
+    std::string last_note() const override { return "run " + std::to_string(runs_); }
+    int runs_ = 0;
+  };
+  Counting c;
+  const CaseReport r = run_case(make_case(kProblems[0], FillKind::real), {&c});
+  BOOST_TEST(verdict_name(only(r).verdict) == std::string("pass"));
+  BOOST_TEST(c.runs_ > 3, "the oracle ran it " << c.runs_ << " times");
+  BOOST_TEST(only(r).note == "run 1");
+}
+
 BOOST_AUTO_TEST_SUITE(faults_get_verdicts)
 
 BOOST_AUTO_TEST_CASE(off_by_a_little_beyond_the_bound) {
