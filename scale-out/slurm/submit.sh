@@ -62,12 +62,15 @@ for ((i = 0; i < ${#extra[@]}; i++)); do
   case "${extra[i]}" in
     --export=*) user_export=${extra[i]#--export=} ;;
     --export)
-      [ $((i + 1)) -lt ${#extra[@]} ] || die "--export after -- needs a value"
       i=$((i + 1))
-      user_export=${extra[i]}
+      user_export=${extra[i]-}
       ;;
-    *) rest+=("${extra[i]}") ;;
+    *)
+      rest+=("${extra[i]}")
+      continue
+      ;;
   esac
+  [ -n "$user_export" ] || die "--export after -- needs a value"
 done
 extra=("${rest[@]+"${rest[@]}"}")
 [ -n "$out" ] || die "--out DIR is required: a directory every node sees (a shared file system)"
@@ -106,20 +109,20 @@ ours=CONVCHECK,CONVCHECK_SUITE,CONVCHECK_BACKENDS,CONVCHECK_SHARDS,CONVCHECK_RUN
 # sbatch takes the last --export it is given, so a user's own (after --) would replace ours and the
 # jobs would lose the variables they run on. Theirs is merged into ours instead and passed once:
 # ALL or a list of names keeps what it says plus ours; NONE becomes ours alone (sbatch refuses names
-# beside NONE; a list without ALL passes only those and SLURM_*, as NONE does).
-case "$user_export" in
+# beside NONE or NIL; a list without ALL passes only those and SLURM_*, as NONE does).
+case "${user_export^^}" in # sbatch reads its keywords in any case
   "") vars=ALL,$ours ;;
-  NONE) vars=$ours ;;
+  NONE | NIL) vars=$ours ;;
   *) vars=$user_export,$ours ;;
 esac
 
 jid=$(sbatch "${common[@]}" --export="$vars" --array="1-$shards" --cpus-per-task="$cpus" \
-  --time="$time_limit" --output="$run_dir/logs/shard-%a.log" "${extra[@]}" "$here/shards.sbatch")
+  --time="$time_limit" --output="$run_dir/logs/shard-%a.log" ${extra[@]+"${extra[@]}"} "$here/shards.sbatch")
 jid=${jid%%;*}
 # afterok on an array waits for every task; a task that can never succeed cancels the merge
 # (--kill-on-invalid-dep) instead of leaving it pending for ever.
 mid=$(sbatch "${common[@]}" --export="$vars" --dependency="afterok:$jid" --kill-on-invalid-dep=yes \
-  --output="$run_dir/logs/merge.log" "${extra[@]}" "$here/merge.sbatch")
+  --output="$run_dir/logs/merge.log" ${extra[@]+"${extra[@]}"} "$here/merge.sbatch")
 mid=${mid%%;*}
 echo "run: $run_dir"
 echo "shards: job $jid (array 1-$shards, $cpus CPUs each); merge: job $mid"

@@ -53,15 +53,19 @@ case_ user-none 9 "$ours,CONVCHECK_LOCK_WAIT" --qos=low -- --qos=low --export=NO
 case_ user-list "" "HOME,FOO=1,$ours" low -- --export HOME,FOO=1 --qos low
 case_ user-all 5 "ALL,$ours,CONVCHECK_LOCK_WAIT" "" -- --export=ALL
 case_ last-wins "" "PATH,$ours" "" -- --export=NONE --export=PATH
+case_ lower-none 3 "$ours,CONVCHECK_LOCK_WAIT" "" -- --export=none
+case_ nothing-after "" "ALL,$ours" "" --
 
-# A bare --export (no value) is a usage error, before anything is submitted.
-export CALLS=$T/calls-bare
-mkdir -p "$CALLS"
-out=$(PATH=$T/bin:$PATH bash "$submit" --out "$T/out" --convcheck "$T/convcheck" -- --export 2>&1)
-rc=$?
-[ "$rc" = 2 ] && [[ "$out" == *"--export after -- needs a value"* ]] && ok ||
-  bad "bare --export: exit $rc: $out"
-[ -z "$(ls "$CALLS")" ] && ok || bad "bare --export: sbatch was called"
+# --export without a value (bare, or empty) is a usage error, before anything is submitted.
+for form in "--export" "--export="; do
+  export CALLS=$T/calls-bare
+  rm -rf "$CALLS" && mkdir -p "$CALLS"
+  out=$(PATH=$T/bin:$PATH bash "$submit" --out "$T/out" --convcheck "$T/convcheck" -- "$form" 2>&1)
+  rc=$?
+  [ "$rc" = 2 ] && [[ "$out" == *"--export after -- needs a value"* ]] && ok ||
+    bad "$form alone: exit $rc: $out"
+  [ -z "$(ls "$CALLS")" ] && ok || bad "$form alone: sbatch was called"
+done
 
 echo "slurm submit: $pass passed, $fail failed"
 [ "$fail" = 0 ]
