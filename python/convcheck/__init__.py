@@ -188,8 +188,10 @@ class Verdict:
             )
         if self.first is not None:
             f = self.first
-            s += "\n  first offender at {} (storage index {}): got {!r}, {}".format(
-                tuple(f.coord), f.index, f.got, _cc.exact_and_bound(f.exact, f.bound)
+            # (A hand-built offender may have no bound: nan says "no number".)
+            bound = float("nan") if f.bound is None else f.bound
+            s += "\n  first offender at {} (storage index {}): got {}, {}".format(
+                tuple(f.coord), f.index, _cc.format_value(f.got), _cc.exact_and_bound(f.exact, bound)
             )
         if self.repro and not self.passed:
             s += "\n  repro: " + self.repro

@@ -505,8 +505,9 @@ NB_MODULE(_convcheck, m) {
   // it), e.g. "avx512"; "" where the question does not apply.
   m.def("backend_isa",
         [](const std::string& name) { return Registry::instance().make(name)->isa(); });
-  // An offender's exact value and bound in the oracle's words (Verdict's str says it as the CLI).
+  // An offender's values in the oracle's words (Verdict's str says them as the CLI does).
   m.def("exact_and_bound", &exact_and_bound);
+  m.def("format_value", &format_value);
   m.def("tf_admission",
         [](const Problem& p) { return json::dump(to_json(tf_admission(p, geometry(p)))); });
   m.def("coverage_classes", [](const Problem& p) { return reports::classes_of(p); });

@@ -260,3 +260,12 @@ def test_judge_agrees_with_verify(tmp_path, variant):
         assert (py.verdict, py.check, py.mismatches) == (cli["verdict"], cli["check"], cli["mismatches"])
         assert py.bound_usage == pytest.approx(cli["bound_usage"], rel=1e-12)
         assert py.verdict == ("pass" if label == "good" else "fail")
+
+
+def test_offender_line_says_its_values_as_the_cli_does():
+    # got, exact and bound in the oracle's one format (17 digits, as `convcheck check` prints
+    # them), so that a got and an exact that differ do not print alike or differ only in format;
+    # a hand-built offender without a bound still prints.
+    o = convcheck.Offender((0, 0, 0, 0), 0, 0.1, 0.2, None)
+    s = str(convcheck.Verdict("fail", first=o))
+    assert "got 0.20000000000000001, exact 0.10000000000000001, bound nan" in s, s
