@@ -15,11 +15,16 @@ these columns "—"), else optimized's from separate one-thread runs (native-thr
 tables; oneDNN's then "—").
 Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
 useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
-(depthwise: moving only the compulsory bytes at the triad bandwidth): the most a direct
-implementation could lead oneDNN by on that layer, on that machine. The peaks are the highest any
+(depthwise: moving only the compulsory bytes at the triad bandwidth at the layer's own size,
+footprint_bandwidth_gbs, where the records have it, else over memory-sized arrays): the most a
+direct implementation could lead oneDNN by on that layer, on that machine. The peaks are the highest any
 run's probe read (each bench probes them once at its start; on a shared machine a busy spell
 lowers the reading, which made a run's % of peak exceed 100 and its ceilings too low); the % of
-peak column uses them too. That ceiling sets oneDNN's median rate, busy rounds included, against
+peak column uses them too. A depthwise layer's "% bw" is its byte rate against the highest triad
+over memory-sized arrays (bandwidth_gbs), and "at size" against the highest triad over arrays of
+the layer's own compulsory bytes (bench/peak.h, triad_gbs): where the layer's data stay in a cache
+between rounds (MobileNet's in a large L3), the first can exceed 100 % and only the second bounds
+it. That ceiling sets oneDNN's median rate, busy rounds included, against
 the highest peak; a second table, "best rounds" (dense layers), sets each backend's fastest round
 over all runs (min_ms) against it, and its ceiling (the peak over oneDNN's fastest-round rate) is
 the tighter bound on a shared machine (left out for records without min_ms). A record without a
@@ -211,6 +216,14 @@ def main():
     peak_max = {False: highest(nat, "peak_gflops"), True: highest(nat + cap, "avx2_peak_gflops")}
     bw_max = highest(nat + cap, "bandwidth_gbs")
 
+    def footprint_max(problem):
+        """The highest triad at the problem's own bytes (footprint_bandwidth_gbs) any of its
+        records read, native and capped runs alike as bw_max (the probe is not capped), or None
+        in records from before it existed."""
+        v = [r.get("footprint_bandwidth_gbs") or 0 for run in nat + cap
+             for (p, _), r in run.items() if p == problem]
+        return max(v, default=0) or None
+
     def byte_rate(r):
         """A record's GB/s: its compulsory bytes over its median time (records without `bytes`:
         its % of its own run's triad)."""
@@ -227,7 +240,7 @@ def main():
             if not r:
                 continue
             if problem.startswith("depthwise"):
-                rate, peak = byte_rate(r), bw_max
+                rate, peak = byte_rate(r), footprint_max(problem) or bw_max
             else:
                 rate, peak = r.get("useful_gflops", 0), peak_max[avx2]
             v.append(peak / rate if peak and rate > 0 else None)
@@ -255,9 +268,12 @@ def main():
         opt_ms = med(nat, problem, "optimized", "median_ms")
         gf = med(nat, problem, "optimized", "gflops")
         depthwise = problem.startswith("depthwise")
+        at_size = None
         if depthwise:
             v = [byte_rate(r) for r in (rec(run, problem, "optimized") for run in nat) if r]
             pct = 100 * statistics.median(v) / bw_max if v and bw_max else None
+            fp = footprint_max(problem)
+            at_size = 100 * statistics.median(v) / fp if v and fp else None
         else:
             pct = 100 * gf / peak_max[False] if gf and peak_max[False] else None
         dnn_ms = med(nat, problem, "onednn", "median_ms")
@@ -279,7 +295,8 @@ def main():
         fmt = lambda x, p=2: "—" if x is None else ("%.*f" % (p, x))
         print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             tag if tag != last_tag else "", op, fmt(opt_ms), fmt(gf, 0),
-            fmt(pct, 0) + (" % bw" if depthwise else " %"), fmt(dnn_ms), r_native,
+            fmt(pct, 0) + (" % bw" if depthwise else " %") +
+            ("" if at_size is None else ", %.0f %% at size" % at_size), fmt(dnn_ms), r_native,
             fmt(c_native), fmt(a_opt), fmt(a_dnn), r_avx2, fmt(c_avx2), speedup, dnn_speedup))
         last_tag = tag
     print()

@@ -74,6 +74,25 @@ double fma_scalar() {
   return static_cast<double>(x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9 + x10 + x11);
 }
 
+// One thread's share of a triad sweep, dst = src + 0.5 c, in the widest vectors the CPU has (a
+// build for baseline x86-64 would time SSE2 where the footprint is in cache).
+__attribute__((always_inline)) inline void triad_part(float* dst, const float* src, const float* c,
+                                                      int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) dst[i] = src[i] + 0.5f * c[i];
+}
+__attribute__((target("avx512f"))) void triad_avx512(float* d, const float* s, const float* c,
+                                                     int64_t n) {
+  triad_part(d, s, c, n);
+}
+__attribute__((target("avx2"))) void triad_avx2(float* d, const float* s, const float* c,
+                                                int64_t n) {
+  triad_part(d, s, c, n);
+}
+void triad_base(float* d, const float* s, const float* c, int64_t n) {
+  triad_part(d, s, c, n);
+}
+
 }  // namespace
 
 Peaks measure_peaks(int threads) {
@@ -108,19 +127,52 @@ Peaks measure_peaks(int threads) {
   if (cpu_features().avx2_usable())
     p.avx2_gflops = lanes == 8 ? p.fma_gflops : rate(fma_avx2, 8, kIterations);
   // STREAM triad over 3 x 64 MiB of floats.
-  const std::size_t n = std::size_t{16} << 20;
-  std::vector<float> a(n), b(n), c(n);
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::size_t i = 0; i < n; ++i) a[i] = 0, b[i] = 1, c[i] = 2;
-  for (int rep = 0; rep < 5; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
-    const double s = seconds_since(t0);
-    p.bandwidth_gbs = std::max(p.bandwidth_gbs, 3.0 * n * sizeof(float) / s / 1e9);
-  }
-  sink = sink + a[n / 2];
+  p.bandwidth_gbs = triad_gbs(threads, int64_t{192} << 20);
   return p;
+}
+
+double triad_gbs(int threads, int64_t bytes) {
+  bytes = std::clamp<int64_t>(bytes, int64_t{48} << 10, int64_t{512} << 20);
+  const int64_t n = bytes / (3 * static_cast<int64_t>(sizeof(float)));
+  std::vector<float> a(static_cast<std::size_t>(n)), b(a.size()), c(a.size());
+  // Passes of `sweeps` triads, so that a small footprint's pass is not a timer's resolution
+  // (about 5 ms at 50 GB/s; one sweep over memory-sized arrays). Each thread sweeps its own part
+  // with no barrier between sweeps (a barrier per sweep of a small footprint would be timed
+  // too), and first touches it, so that its pages are local to it. Sweeps alternate a = b + s c
+  // and b = a + s c (two arrays read, one written, as the triad), so that none is a dead store.
+  const int64_t sweeps = std::max<int64_t>(1, (int64_t{256} << 20) / bytes);
+  // (The same CPU + OS check as measure_peaks.)
+  void (*const sweep)(float*, const float*, const float*, int64_t) =
+      cpu_features().avx512_usable() ? triad_avx512
+      : cpu_features().avx2_usable() ? triad_avx2
+                                     : triad_base;
+  double best = 0;
+  for (int rep = -1; rep < 5; ++rep) {  // rep -1: the first touch
+    const auto t0 = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+    {
+      const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t i0 = n * t / nt, i1 = n * (t + 1) / nt;
+      float* const pa = a.data();
+      float* const pb = b.data();
+      const float* const pc = c.data();
+      if (rep < 0) {
+        for (int64_t i = i0; i < i1; ++i) pa[i] = 0, pb[i] = 1, c[static_cast<std::size_t>(i)] = 2;
+      } else {
+        for (int64_t k = 0; k < sweeps; ++k) {
+          float* const dst = k % 2 == 0 ? pa : pb;
+          const float* const src = k % 2 == 0 ? pb : pa;
+          sweep(dst + i0, src + i0, pc + i0, i1 - i0);
+        }
+      }
+    }
+    const double s = seconds_since(t0);
+    if (rep >= 0)
+      best = std::max(best, 3.0 * static_cast<double>(n) * sizeof(float) * sweeps / s / 1e9);
+  }
+  volatile float sink = a[static_cast<std::size_t>(n / 2)] + b[static_cast<std::size_t>(n / 2)];
+  (void)sink;
+  return best;
 }
 
 }  // namespace convcheck

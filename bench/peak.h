@@ -2,6 +2,7 @@
 // with the widest vector ISA the CPU has, and the STREAM-triad memory bandwidth.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace convcheck {
@@ -17,5 +18,13 @@ struct Peaks {
 
 /// Measures with `threads` OpenMP threads (about a second).
 Peaks measure_peaks(int threads);
+
+/// The triad's GB/s (best of several passes, `threads` threads) over three arrays that together
+/// take `bytes` (at least 48 KiB, at most 512 MiB): the bandwidth of the cache level, or memory,
+/// where data of that size live. Peaks::bandwidth_gbs is the one over 192 MiB, memory's on most
+/// machines; a layer whose compulsory bytes stay in a cache between rounds (MobileNet's depthwise
+/// layers in a large L3) is measured against this one at its own size too (bench, pct_footprint).
+/// Passes repeat to about 5 ms each.
+double triad_gbs(int threads, int64_t bytes);
 
 }  // namespace convcheck

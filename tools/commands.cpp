@@ -872,6 +872,10 @@ int cmd_bench(const Args& args) {
                       r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops, r.pct_peak,
                       r.pct_bandwidth);
         line += buf;
+        if (r.pct_footprint > 0) {  // against the triad at the problem's bytes (bench/peak.h)
+          std::snprintf(buf, sizeof buf, " (%.1f%% at size)", r.pct_footprint);
+          line += buf;
+        }
         if (r.ratio > 0) {
           std::snprintf(buf, sizeof buf, "  x%.3f (paired %.3f", r.ratio, r.paired_ratio);
           line += buf + interval_text(r.paired_interval, "%.3f") + ")";

@@ -34,6 +34,17 @@ def record(problem, backend, ms, isa, peak=200.0, avx2_peak=100.0, pct_bw=0.0, r
             "isa": "avx512f", "kernel_isa": isa}
 
 
+def dw_record(backend, isa, rate, triad, footprint=None):
+    """A depthwise record moving `rate` GB/s in 5 ms, its % against its own run's `triad`; with
+    `footprint`, the triad at the layer's size too."""
+    r = record(DEPTHWISE, backend, 5.0, isa, pct_bw=100 * rate / triad)
+    r["bytes"], r["bandwidth_gbs"] = rate * 5e6, triad
+    if footprint:
+        r["footprint_bandwidth_gbs"] = footprint
+        r["pct_footprint_bandwidth"] = 100 * rate / footprint
+    return r
+
+
 def write(d, name, records):
     with open(os.path.join(d, name), "w") as f:
         for r in records:
@@ -137,6 +148,7 @@ def main():
               "cap contradiction: exit %d, %s" % (rc, err))
     paired_and_interleaved()
     busy_probe()
+    footprint_triad()
     best_rounds()
     pooled_geomean()
     fastest_round_scaling()
@@ -183,11 +195,7 @@ def busy_probe():
     peak and triad any run read (the AVX2 peak and the triad over the native and the AVX2-capped
     runs alike), not each run's own. Every expected cell differs from what each run's own reading
     would give."""
-    def dw(backend, isa, rate, triad):
-        """A depthwise record moving `rate` GB/s in 5 ms, its % against its own run's triad."""
-        r = record(DEPTHWISE, backend, 5.0, isa, pct_bw=100 * rate / triad)
-        r["bytes"], r["bandwidth_gbs"] = rate * 5e6, triad
-        return r
+    dw = dw_record
 
     with tempfile.TemporaryDirectory() as d:
         # Widest ISA: runs 1 and 3 read the 200 GFLOP/s peak and 30 GB/s triad, run 2 half of each.
@@ -230,6 +238,35 @@ def busy_probe():
         check("Peak (f32 FMA, CPU's widest ISA) 100–200" in out, "the peaks' range: %s" % out)
         check("highest: 200 GFLOP/s, AVX2 100 GFLOP/s, triad 30 GB/s" in out,
               "the peaks used: %s" % out)
+
+def footprint_triad():
+    """Depthwise records with the triad at their own size (footprint_bandwidth_gbs): "% bw" stays
+    against the highest memory-sized triad, "at size" is against the highest triad at the
+    layer's size over the native and capped runs, and the depthwise ceilings use it."""
+    def dw(backend, isa, rate, footprint):
+        return dw_record(backend, isa, rate, 30.0, footprint)
+
+    with tempfile.TemporaryDirectory() as d:
+        # optimized moves 6, 4.5, 3 GB/s: median 4.5, 15 % of the triad's 30, 9 % of the highest
+        # at-size triad, 50 (read by the AVX2-capped runs; the native runs read 40, 25, 40: each
+        # run's own would give 11-18 %). oneDNN 12, 6, 10 GB/s: ceilings 50 / rate = 4.17, 8.33,
+        # 5.00 -> 5.00 (against the triad, 30: 3.00); AVX2 oneDNN 10 GB/s: 5.00 (own 50 too).
+        for i, (dw_opt, dw_dnn, fp) in enumerate(((6.0, 12.0, 40.0), (4.5, 6.0, 25.0),
+                                                  (3.0, 10.0, 40.0)), 1):
+            write(d, "native-%d.jsonl" % i, [
+                record(DENSE, "optimized", 10.0, "avx512"),
+                record(DENSE, "onednn", 10.0, "avx512_core"),
+                dw("optimized", "avx512", dw_opt, fp), dw("onednn", "avx512_core", dw_dnn, fp)])
+            write(d, "avx2-%d.jsonl" % i, [
+                record(DENSE, "optimized", 10.0, "avx2"), record(DENSE, "onednn", 10.0, "avx2"),
+                dw("optimized", "avx2", 5.0, 50.0), dw("onednn", "avx2", 10.0, 50.0)])
+        rc, out, err = run(d)
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        dwc = row(out, "depthwise backprop input")
+        check(dwc[4] == "15 % bw, 9 % at size", "%% of the triads: %s" % dwc[4])
+        check(dwc[7] == "5.00", "depthwise ceiling against the at-size triad: %s" % dwc[7])
+        check(dwc[11] == "5.00", "AVX2 depthwise ceiling against the at-size triad: %s" % dwc[11])
+
 
 def best_rounds():
     """The best-rounds table (dense layers): each backend's fastest round over all runs (min_ms)

@@ -185,6 +185,14 @@ for r in recs:
     else:
         assert r["speedup"] > 0 and r["speedup_base_threads"] == 1, r
     assert r["peak_gflops"] > 0, r
+    # The triad at the problem's own bytes, measured once per thread count (both records share
+    # it), and the record's byte rate as a % of it.
+    assert r["footprint_bandwidth_gbs"] > 0 and r["bytes"] > 0, r
+    rate = r["bytes"] / r["median_ms"] / 1e6
+    assert abs(r["pct_footprint_bandwidth"] - 100 * rate / r["footprint_bandwidth_gbs"]) <= \
+        1e-4 * r["pct_footprint_bandwidth"], r
+for a, b in ((recs[0], recs[1]), (recs[2], recs[3])):
+    assert a["footprint_bandwidth_gbs"] == b["footprint_bandwidth_gbs"], (a, b)
 PY
 # Every timed run is in the record (times_ms, round by round), and the paired ratio, the speedup
 # and their intervals follow from them: the interval is the k-th smallest and k-th largest
