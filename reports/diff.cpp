@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/json.h"
@@ -23,6 +25,11 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// A note as the text prints it: quoted, or "(nothing)" for a run that said nothing.
+std::string said(const std::string& note) {
+  return note.empty() ? "(nothing)" : "'" + note + "'";
+}
+
 json::Value change_json(const Change& c) {
   using namespace json;
   Value o = Value::object();
@@ -39,6 +46,7 @@ json::Value change_json(const Change& c) {
     (*x)["bound_usage"] = r->result.bound_usage;
     (*x)["ms"] = r->result.ms;
     (*x)["repro"] = r->result.repro;
+    (*x)["note"] = r->result.note;
   }
   o["a"] = a;
   o["b"] = b;
@@ -65,6 +73,7 @@ DiffResult diff(const std::vector<Record>& a, const std::vector<Record>& b,
   // (backend, op) -> log ratios; backend -> all log ratios
   std::map<std::pair<std::string, std::string>, std::vector<double>> groups;
   std::map<std::string, std::vector<double>> per_backend;
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> implementations;
   for (const Record& rb : b) {
     auto it = in_a.find(rb.key());
     if (it == in_a.end()) {
@@ -76,6 +85,7 @@ DiffResult diff(const std::vector<Record>& a, const std::vector<Record>& b,
     const Record& ra = *it->second;
     const BackendRecord &a = ra.result, &b = rb.result;
     const bool fa = is_failure(a.verdict), fb = is_failure(b.verdict);
+    if (a.note != b.note) ++implementations[{rb.backend, a.note, b.note}];
     if (!fa && fb) {
       d.new_failures.push_back({ra, rb});
     } else if (fa && b.verdict == Verdict::pass) {
@@ -98,6 +108,8 @@ DiffResult diff(const std::vector<Record>& a, const std::vector<Record>& b,
   }
   for (const Record& r : a)
     if (!seen.count(r.key())) ++d.only_a;
+  for (const auto& [key, n] : implementations)
+    d.implementations.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
 
   std::map<std::string, double> sigma;
   for (auto& [backend, v] : per_backend) {
@@ -151,6 +163,10 @@ std::string diff_text(const DiffResult& d, const std::string& a_name, const std:
       o += line + c.b.descriptor + " (fill " + fill_name(c.b.fill) + ", seed " +
            std::to_string(c.b.seed) + ")\n";
       if (!c.b.result.reason.empty() && !show_usage) o += "      B: " + c.b.result.reason + "\n";
+      if (c.a.result.note != c.b.result.note)
+        o += "      ran: A " + said(c.a.result.note) + ", B " + said(c.b.result.note) + "\n";
+      else if (!c.b.result.note.empty())
+        o += "      ran: " + c.b.result.note + "\n";
       o += "      repro: " + c.b.result.repro + "\n";
     }
   };
@@ -158,6 +174,16 @@ std::string diff_text(const DiffResult& d, const std::string& a_name, const std:
   list("FIXED", d.fixed, false);
   list("BOUND USAGE GREW (> 2x and > 0.5)", d.bound_growth, true);
   list("OTHER VERDICT CHANGES", d.other, false);
+  // Only where there are some: runs of backends that name nothing read as before.
+  if (!d.implementations.empty()) {
+    o += "\nIMPLEMENTATION CHANGES (what a backend said it ran, A -> B: pairs)\n";
+    for (const ImplementationChange& c : d.implementations) {
+      char head[64];
+      std::snprintf(head, sizeof head, "  %-14s %6lld  ", c.backend.c_str(),
+                    static_cast<long long>(c.pairs));
+      o += head + said(c.a) + " -> " + said(c.b) + "\n";
+    }
+  }
   o += "\nPERFORMANCE (median time ratio B/A per backend and op; noise from the per-case "
        "spread)\n";
   if (d.perf.empty()) {
@@ -224,6 +250,16 @@ std::string diff_json(const DiffResult& d, const std::string& a_name, const std:
   }
   o["performance"] = perf;
   o["perf_untimed"] = d.perf_untimed;
+  Value impl = Value::array();
+  for (const ImplementationChange& c : d.implementations) {
+    Value x = Value::object();
+    x["backend"] = c.backend;
+    x["a"] = c.a;
+    x["b"] = c.b;
+    x["pairs"] = c.pairs;
+    impl.push_back(x);
+  }
+  o["implementation_changes"] = impl;
   return dump(o, 1) + "\n";
 }
 

@@ -13,6 +13,10 @@
 //                  is a slowdown when its median ratio exceeds both 1 + min_slowdown and
 //                  exp(z x 1.2533 sigma / sqrt(n)) (z standard errors of a median).   -> regression
 //                  Faster groups are listed the same way, as improvements.
+//   implementations per backend, the pairs whose record's note (what the backend said it ran:
+//                  Backend::last_note(), e.g. cuDNN's algorithm, oneDNN's jit:avx512_core)
+//                  differs from A to B, counted by (A's note, B's note): why a time may have
+//                  moved; neither a regression nor an improvement
 // Pairs only in A or only in B are counted (a different suite or backend set), not judged.
 #pragma once
 
@@ -45,11 +49,18 @@ struct Change {
   Record a, b;
 };
 
+/// Matched pairs whose backend said it ran something else in B than in A (Record's note).
+struct ImplementationChange {
+  std::string backend, a, b;  // the notes ("" where a run said nothing)
+  int64_t pairs = 0;
+};
+
 struct DiffResult {
   int64_t matched = 0, only_a = 0, only_b = 0;
   std::vector<Change> new_failures, fixed, bound_growth, other;
-  std::vector<PerfGroup> perf;  // every judged group
-  int64_t perf_untimed = 0;     // matched pairs too short (or unrun) to time
+  std::vector<PerfGroup> perf;                        // every judged group
+  std::vector<ImplementationChange> implementations;  // by backend, then notes
+  int64_t perf_untimed = 0;                           // matched pairs too short (or unrun) to time
   bool regression() const;
   int64_t slower_groups() const;
 };

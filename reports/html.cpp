@@ -317,7 +317,8 @@ std::string output_tail(const std::string& output) {
 
 // One lazy row: what the table shows and what its filter matches (keys kept short: a page may
 // carry kLazyRows of them). With `details`, what an opened failure row shows: every check with
-// its residual and slack, the mismatch count, the bound usage and the error heat map.
+// its residual and slack, the mismatch count, the bound usage, what the backend said it ran
+// (its note) and the error heat map.
 json::Value row_json(const Record& r, bool details) {
   const BackendRecord& x = r.result;
   json::Value o = json::Value::object();
@@ -333,6 +334,7 @@ json::Value row_json(const Record& r, bool details) {
   o["r"] = x.output.empty() ? x.reason : x.reason + "\n" + output_tail(x.output);
   o["p"] = x.repro;
   if (!details) return o;
+  if (!x.note.empty()) o["n"] = x.note;  // what the backend said it ran (Backend::last_note)
   o["c"] = x.contract;
   o["u"] = x.bound_usage;
   o["m"] = x.mismatches;

@@ -616,4 +616,57 @@ BOOST_AUTO_TEST_CASE(slowdowns_beyond_the_measured_noise) {
   BOOST_TEST(!tiny.regression());
 }
 
+// A backend that says it ran something else in B (its note: cuDNN's algorithm, oneDNN's
+// implementation) is counted per (A's note, B's note), named beside a listed change, and is
+// neither a regression nor an improvement; runs whose notes agree show no such section.
+BOOST_AUTO_TEST_CASE(implementation_changes_are_counted_and_named) {
+  const char* d[] = {"conv2d:input=1x3x3x1,filter=2x2x1x1", "conv2d:input=1x4x4x1,filter=2x2x1x1",
+                     "conv2d:input=1x5x5x1,filter=2x2x1x1", "conv2d:input=1x6x6x1,filter=2x2x1x1"};
+  auto noted = [](Record r, const char* note) {
+    r.result.note = note;
+    return r;
+  };
+  const std::vector<Record> a = {
+      noted(record(d[0], "x", "pass"), "algo 1"), noted(record(d[1], "x", "pass"), "algo 1"),
+      noted(record(d[2], "x", "pass"), "algo 1"), noted(record(d[3], "y", "pass"), "")};
+  const std::vector<Record> b = {
+      noted(record(d[0], "x", "pass"), "algo 0"), noted(record(d[1], "x", "fail"), "algo 0"),
+      noted(record(d[2], "x", "pass"), "algo 1"), noted(record(d[3], "y", "pass"), "jit:avx2")};
+  const DiffResult r = diff(a, b);
+  BOOST_TEST_REQUIRE(r.implementations.size() == 2u);
+  BOOST_TEST(r.implementations[0].backend == "x");
+  BOOST_TEST(r.implementations[0].a == "algo 1");
+  BOOST_TEST(r.implementations[0].b == "algo 0");
+  BOOST_TEST(r.implementations[0].pairs == 2);
+  BOOST_TEST(r.implementations[1].backend == "y");
+  BOOST_TEST(r.implementations[1].a == "");
+  BOOST_TEST(r.implementations[1].pairs == 1);
+  const std::string text = diff_text(r, "A", "B");
+  BOOST_TEST(text.find("IMPLEMENTATION CHANGES") != std::string::npos, text);
+  BOOST_TEST(text.find("x                   2  'algo 1' -> 'algo 0'") != std::string::npos, text);
+  BOOST_TEST(text.find("y                   1  (nothing) -> 'jit:avx2'") != std::string::npos,
+             text);
+  BOOST_TEST(text.find("ran: A 'algo 1', B 'algo 0'") != std::string::npos, text);  // the failure
+  const json::Value j = json::parse(diff_json(r, "A", "B"));
+  BOOST_TEST(j["implementation_changes"].size() == 2u);
+  BOOST_TEST(json::string_of(j["new_failures"][0]["a"], "note") == "algo 1");
+  BOOST_TEST(json::string_of(j["new_failures"][0]["b"], "note") == "algo 0");
+  // Only the new failure is a regression: the changed implementations alone are not.
+  std::vector<Record> b_pass = b;
+  b_pass[1] = noted(record(d[1], "x", "pass"), "algo 0");
+  BOOST_TEST(!diff(a, b_pass).regression());
+  BOOST_TEST(diff(a, a).implementations.empty());
+  BOOST_TEST(diff_text(diff(a, a), "A", "A").find("IMPLEMENTATION") == std::string::npos);
+}
+
+// report.html carries what the backend said it ran with an opened failure's details.
+BOOST_AUTO_TEST_CASE(an_opened_failure_says_what_ran) {
+  Record r = record("conv2d:input=1x3x3x1,filter=2x2x1x1", "x", "fail");
+  r.result.note = "bwd_data=ALGO_1, NHWC/KRSC";
+  const std::string page = report_html(info_for({"x"}, 1), {r});
+  BOOST_TEST(page.find("\"n\":\"bwd_data=ALGO_1, NHWC/KRSC\"") != std::string::npos);
+  r.result.note.clear();
+  BOOST_TEST(report_html(info_for({"x"}, 1), {r}).find("\"n\":") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
