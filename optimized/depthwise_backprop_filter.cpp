@@ -85,6 +85,7 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
         f.j_hi = j_hi.data();
         f.col_off = col_off.data();
         f.acc = acc;
+        f.block_bytes = cache_sizes().l1d / 4;  // (kernels_impl.h, depthwise_filter_block)
         kt.depthwise_filter(f);
         continue;
       }

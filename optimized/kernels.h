@@ -235,6 +235,8 @@ struct DepthwiseRow {
 /// Depthwise backprop filter over some output rows (multiplier 1):
 ///   acc[(a*KW + b)*C + ch] += sum_{rows (dy_row, a, x_row)} sum_{j in [j_lo[b], j_hi[b])}
 ///       dy[(dy_row*OW + j)*C + ch] * x[(x_row*W + j*sw + col_off[b])*C + ch]
+/// summed in that order (rows, then j ascending) into each element, however the columns are
+/// blocked.
 template <class T>
 struct DepthwiseFilterRows {
   const T* dy = nullptr;
@@ -246,6 +248,10 @@ struct DepthwiseFilterRows {
   const int64_t* j_hi = nullptr;     // [KW]
   const int64_t* col_off = nullptr;  // [KW]
   T* acc = nullptr;                  // [KH*KW*C], accumulated
+  // The bytes a block of output columns' out_backprop and input slices may take (0: whole rows):
+  // each row entry is walked in column blocks, every filter column b over a block before the
+  // next block (depthwise_filter_block).
+  int64_t block_bytes = 0;
 };
 
 /// Packs one filter panel for the implicit GEMM: dst[k*NR + j] = src[k*ld + j] (forward) or

@@ -362,7 +362,7 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
 // out_backprop vector is loaded once for all G.
 template <class S, int G, int NB, bool FULL>
 inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, int64_t e0,
-                                   int64_t ch0, int64_t nch) {
+                                   int64_t ch0, int64_t nch, int64_t span) {
   using T = typename S::T;
   using V = typename S::V;
   constexpr int W = S::W;
@@ -375,68 +375,86 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
     xr[k] = p.x + p.rows[3 * (e0 + k) + 2] * p.W * p.C + ch0;
   }
   const int64_t s_step = p.sw * p.C;
-  for (int64_t b = 0; b < p.KW; ++b) {
-    const int64_t lo = p.j_lo[b], hi = p.j_hi[b];
-    if (lo >= hi) continue;
-    V acc[G][NB];
-    T* accp[G];
+  for (int64_t jb = 0; jb < p.OW; jb += span) {
+    for (int64_t b = 0; b < p.KW; ++b) {
+      const int64_t lo = std::max(p.j_lo[b], jb), hi = std::min(p.j_hi[b], jb + span);
+      if (lo >= hi) continue;
+      V acc[G][NB];
+      T* accp[G];
 #pragma GCC unroll 8
-    for (int k = 0; k < G; ++k) {
-      accp[k] = p.acc + (a[k] * p.KW + b) * p.C + ch0;
+      for (int k = 0; k < G; ++k) {
+        accp[k] = p.acc + (a[k] * p.KW + b) * p.C + ch0;
 #pragma GCC unroll 16
-      for (int u = 0; u < NB; ++u)
-        acc[k][u] = FULL ? S::load(accp[k] + u * W) : S::load_n(accp[k] + u * W, nch - u * W);
-    }
-    const T* d = dyr + lo * p.C;
-    const int64_t s_off = (lo * p.sw + p.col_off[b]) * p.C;
-    for (int64_t j = lo; j < hi; ++j, d += p.C) {
-      V dv[NB];
+        for (int u = 0; u < NB; ++u)
+          acc[k][u] = FULL ? S::load(accp[k] + u * W) : S::load_n(accp[k] + u * W, nch - u * W);
+      }
+      const T* d = dyr + lo * p.C;
+      const int64_t s_off = (lo * p.sw + p.col_off[b]) * p.C;
+      for (int64_t j = lo; j < hi; ++j, d += p.C) {
+        V dv[NB];
 #pragma GCC unroll 16
-      for (int u = 0; u < NB; ++u)
-        dv[u] = FULL ? S::load(d + u * W) : S::load_n(d + u * W, nch - u * W);
-      const int64_t off = s_off + (j - lo) * s_step;
+        for (int u = 0; u < NB; ++u)
+          dv[u] = FULL ? S::load(d + u * W) : S::load_n(d + u * W, nch - u * W);
+        const int64_t off = s_off + (j - lo) * s_step;
+#pragma GCC unroll 8
+        for (int k = 0; k < G; ++k) {
+#pragma GCC unroll 16
+          for (int u = 0; u < NB; ++u) {
+            const T* s = xr[k] + off + u * W;
+            acc[k][u] = S::fma(dv[u], FULL ? S::load(s) : S::load_n(s, nch - u * W), acc[k][u]);
+          }
+        }
+      }
 #pragma GCC unroll 8
       for (int k = 0; k < G; ++k) {
 #pragma GCC unroll 16
         for (int u = 0; u < NB; ++u) {
-          const T* s = xr[k] + off + u * W;
-          acc[k][u] = S::fma(dv[u], FULL ? S::load(s) : S::load_n(s, nch - u * W), acc[k][u]);
-        }
-      }
-    }
-#pragma GCC unroll 8
-    for (int k = 0; k < G; ++k) {
-#pragma GCC unroll 16
-      for (int u = 0; u < NB; ++u) {
-        if (FULL) {
-          S::store(accp[k] + u * W, acc[k][u]);
-        } else {
-          S::store_n(accp[k] + u * W, acc[k][u], nch - u * W);
+          if (FULL) {
+            S::store(accp[k] + u * W, acc[k][u]);
+          } else {
+            S::store_n(accp[k] + u * W, acc[k][u], nch - u * W);
+          }
         }
       }
     }
   }
 }
 
+// Each group walks its row entries in blocks of `span` output columns, every filter column b over
+// a block before the next block, so that a block's out_backprop slice and its G input slices (sw
+// times as wide) stay in L1 over the KW passes (block_bytes, a quarter of L1): whole rows of
+// MobileNet's dw1 or dw3 (14 KiB per slice, 56 KiB a group) streamed from L2 on every pass, and
+// the kernel ran nearly as slowly on one image (its data in L2) as per image on eight (dw1, 1
+// thread: 0.20 ms against 1.95 / 8 = 0.24), at about 15 % of the FMA peak. Blocked, the Xeon
+// guest's dw1 ran at 4.5 times oneDNN from 3.7 and dw3 at 3.8 from 3.1 (AVX2: 4.2 from 3.2, 3.2
+// from 2.9; 2 threads, paired medians of 15 interleaved rounds; dw4s2, 14 columns, unchanged). A
+// quarter of L1 measured best beside an eighth, a half and a sixteenth (bench/xeon-2026-11-29f).
+// Each element still sums its terms in the same order (columns ascending within a row entry), so
+// blocking does not change the result.
 template <class S, int NB, bool FULL>
 inline void depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& p, int64_t ch0,
                                    int64_t nch) {
   constexpr int kMaxGroup = NB >= 4 ? 3 : 4;
+  // (A stride wider than the input row reads one column: clamped, so that it cannot overflow.)
+  const int64_t sw = std::min(p.sw, std::max<int64_t>(p.W, 1));
+  const int64_t col_bytes =
+      nch * static_cast<int64_t>(sizeof(typename S::T)) * (1 + kMaxGroup * sw);
+  const int64_t span = p.block_bytes > 0 ? std::max<int64_t>(4, p.block_bytes / col_bytes) : p.OW;
   for (int64_t e = 0; e < p.nrows;) {
     int64_t g = 1;
     while (g < kMaxGroup && e + g < p.nrows && p.rows[3 * (e + g)] == p.rows[3 * e]) ++g;
     switch (g) {
       case 1:
-        depthwise_filter_group<S, 1, NB, FULL>(p, e, ch0, nch);
+        depthwise_filter_group<S, 1, NB, FULL>(p, e, ch0, nch, span);
         break;
       case 2:
-        depthwise_filter_group<S, 2, NB, FULL>(p, e, ch0, nch);
+        depthwise_filter_group<S, 2, NB, FULL>(p, e, ch0, nch, span);
         break;
       case 3:
-        depthwise_filter_group<S, 3, NB, FULL>(p, e, ch0, nch);
+        depthwise_filter_group<S, 3, NB, FULL>(p, e, ch0, nch, span);
         break;
       default:
-        depthwise_filter_group<S, (kMaxGroup >= 4 ? 4 : 3), NB, FULL>(p, e, ch0, nch);
+        depthwise_filter_group<S, (kMaxGroup >= 4 ? 4 : 3), NB, FULL>(p, e, ch0, nch, span);
         break;
     }
     e += g;

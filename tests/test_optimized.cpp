@@ -831,6 +831,49 @@ BOOST_AUTO_TEST_CASE(streamed_depthwise_results_are_bitwise_the_stored_ones) {
   omp_set_num_threads(saved);
 }
 
+// Depthwise backprop filter walks each row entry in blocks of output columns (kernels_impl.h,
+// depthwise_filter_block: a quarter of L1 per block's slices). Every element sums the same terms
+// in the same order as over whole rows, so under a 4 KiB L1 (blocks of 4 to 8 columns) the bytes
+// equal those under a 1 MiB one (whole rows here), under every ISA and thread count, and pass the
+// oracle. Cases: channels in whole vectors and with a tail (24, 72; blocks of 4, 2, 1 vectors and
+// a partial one), 240 channels, stride 2 and dilation 2 (each b's columns start elsewhere in a
+// block), VALID padding, a row longer than any block (1x3x200x32), f64, and f16 (widened).
+BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
+  const char* const problems[] = {
+      "depthwise_conv2d_backprop_filter:input=2x13x37x32,filter=3x3x32x1,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=2x9x29x24,filter=3x3x24x1,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=1x7x19x72,filter=3x3x72x1,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=1x5x21x240,filter=3x3x240x1,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=2x15x31x64,filter=3x3x64x1,stride=2x2,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=1x12x33x16,filter=3x5x16x1,dilation=2x2,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=1x9x27x48,filter=5x5x48x1,padding=VALID",
+      "depthwise_conv2d_backprop_filter:input=1x3x200x32,filter=3x3x32x1,padding=SAME",
+      "depthwise_conv2d_backprop_filter:input=1x9x25x40,filter=3x3x40x1,padding=SAME,dtype=f64",
+      "depthwise_conv2d_backprop_filter:input=1x9x25x64,filter=3x3x64x1,padding=SAME,dtype=f16",
+  };
+  const int saved = omp_get_max_threads();
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const char* text : problems) {
+      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
+      const Problem p = parse_problem(text);
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        opt::override_cache_sizes(4 * 1024, 64 * 1024);
+        const std::vector<unsigned char> blocked = result_bytes(p);
+        if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
+        opt::override_cache_sizes(1024 * 1024, 2 * 1024 * 1024);
+        const std::vector<unsigned char> whole = result_bytes(p);
+        BOOST_TEST(!whole.empty());
+        BOOST_TEST((blocked == whole), what << ", " << threads << " threads");
+      }
+    }
+  }
+  opt::clear_cache_override();
+  opt::clear_isa_limit();
+  omp_set_num_threads(saved);
+}
+
 // A 1x1 backprop filter with fewer input than output channels runs mirrored (out_backprop
 // broadcast, input panels, into the filter's transpose): every element sums the same products in
 // the same order, so the bytes equal the plain orientation's, under every ISA, dtype and thread
