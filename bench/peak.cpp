@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <vector>
 
 #include "core/cpu.h"
@@ -133,13 +135,27 @@ Peaks measure_peaks(int threads) {
 
 double triad_gbs(int threads, int64_t bytes) {
   bytes = std::clamp<int64_t>(bytes, int64_t{48} << 10, int64_t{512} << 20);
-  const int64_t n = bytes / (3 * static_cast<int64_t>(sizeof(float)));
-  std::vector<float> a(static_cast<std::size_t>(n)), b(a.size()), c(a.size());
+  // Each array a whole number of 64-byte lines (16 floats), each thread's part too, so that no
+  // vector straddles two lines and no line is shared between threads.
+  const int64_t lines = std::max<int64_t>(1, bytes / (3 * 64));
+  const int64_t n = lines * 16;
+  // Lines allocated without being written here, so that each thread's first touch (rep -1)
+  // places its part's pages (a std::vector would zero them on this thread).
+  struct Free {
+    void operator()(float* f) const { std::free(f); }
+  };
+  auto lines_of = [&] {
+    return std::unique_ptr<float[], Free>(
+        static_cast<float*>(std::aligned_alloc(64, static_cast<std::size_t>(n) * sizeof(float))));
+  };
+  const std::unique_ptr<float[], Free> a = lines_of(), b = lines_of(), c = lines_of();
+  if (!a || !b || !c) return 0;  // no memory for this size: no reading
   // Passes of `sweeps` triads, so that a small footprint's pass is not a timer's resolution
   // (about 5 ms at 50 GB/s; one sweep over memory-sized arrays). Each thread sweeps its own part
   // with no barrier between sweeps (a barrier per sweep of a small footprint would be timed
-  // too), and first touches it, so that its pages are local to it. Sweeps alternate a = b + s c
-  // and b = a + s c (two arrays read, one written, as the triad), so that none is a dead store.
+  // too). Sweeps alternate a = b + s c and b = a + s c (two arrays read, one written, as the
+  // triad), so that none is a dead store. The best of 10 passes: on a shared machine a pass
+  // that a neighbour slowed only lowers a reading.
   const int64_t sweeps = std::max<int64_t>(1, (int64_t{256} << 20) / bytes);
   // (The same CPU + OS check as measure_peaks.)
   void (*const sweep)(float*, const float*, const float*, int64_t) =
@@ -147,17 +163,17 @@ double triad_gbs(int threads, int64_t bytes) {
       : cpu_features().avx2_usable() ? triad_avx2
                                      : triad_base;
   double best = 0;
-  for (int rep = -1; rep < 5; ++rep) {  // rep -1: the first touch
+  for (int rep = -1; rep < 10; ++rep) {  // rep -1: the first touch
     const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
     {
       const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-      const int64_t i0 = n * t / nt, i1 = n * (t + 1) / nt;
-      float* const pa = a.data();
-      float* const pb = b.data();
-      const float* const pc = c.data();
+      const int64_t i0 = lines * t / nt * 16, i1 = lines * (t + 1) / nt * 16;
+      float* const pa = a.get();
+      float* const pb = b.get();
+      float* const pc = c.get();
       if (rep < 0) {
-        for (int64_t i = i0; i < i1; ++i) pa[i] = 0, pb[i] = 1, c[static_cast<std::size_t>(i)] = 2;
+        for (int64_t i = i0; i < i1; ++i) pa[i] = 0, pb[i] = 1, pc[i] = 2;
       } else {
         for (int64_t k = 0; k < sweeps; ++k) {
           float* const dst = k % 2 == 0 ? pa : pb;
@@ -170,7 +186,7 @@ double triad_gbs(int threads, int64_t bytes) {
     if (rep >= 0)
       best = std::max(best, 3.0 * static_cast<double>(n) * sizeof(float) * sweeps / s / 1e9);
   }
-  volatile float sink = a[static_cast<std::size_t>(n / 2)] + b[static_cast<std::size_t>(n / 2)];
+  volatile float sink = a[n / 2] + b[n / 2];
   (void)sink;
   return best;
 }

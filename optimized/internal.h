@@ -100,6 +100,10 @@ bool stream_depthwise_rows(const Geometry& g, Isa isa, const void* out, int64_t 
 void allow_streamed_stores(bool allow);
 int64_t streamed_filter_calls_for_tests();
 int64_t streamed_depthwise_rows_for_tests();
+/// Depthwise backprop filter's (chunk, channel block) passes walked in several column blocks
+/// since the last call (kernels_impl.h, depthwise_filter_block): for the test that blocked
+/// results are bitwise whole rows', and that blocks are reached. Not while an op runs.
+int64_t blocked_depthwise_filter_for_tests();
 /// After a piece of `rows` depthwise result rows whose stores were streamed: fences this thread's
 /// non-temporal stores (store_fence, before the region's closing barrier publishes them) and
 /// counts the rows for streamed_depthwise_rows_for_tests.

@@ -285,7 +285,8 @@ struct KernelTable {
   void (*widen_bf16)(const uint16_t* src, float* dst, int64_t n) = nullptr;
   void (*narrow_f16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
   void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
-  void (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
+  // (returns the channel blocks it walked in more than one column block: a test hook's count)
+  int64_t (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
 
   /// The variant for n result columns: the narrowest that covers n, else the widest.
   int variant_for(int64_t n) const {

@@ -377,7 +377,8 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
   const int64_t s_step = p.sw * p.C;
   for (int64_t jb = 0; jb < p.OW; jb += span) {
     for (int64_t b = 0; b < p.KW; ++b) {
-      const int64_t lo = std::max(p.j_lo[b], jb), hi = std::min(p.j_hi[b], jb + span);
+      const int64_t lo = p.j_lo[b] > jb ? p.j_lo[b] : jb;
+      const int64_t hi = p.j_hi[b] < jb + span ? p.j_hi[b] : jb + span;
       if (lo >= hi) continue;
       V acc[G][NB];
       T* accp[G];
@@ -422,24 +423,24 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
 
 // Each group walks its row entries in blocks of `span` output columns, every filter column b over
 // a block before the next block, so that a block's out_backprop slice and its G input slices (sw
-// times as wide) stay in L1 over the KW passes (block_bytes, a quarter of L1): whole rows of
-// MobileNet's dw1 or dw3 (14 KiB per slice, 56 KiB a group) streamed from L2 on every pass, and
-// the kernel ran nearly as slowly on one image (its data in L2) as per image on eight (dw1, 1
-// thread: 0.20 ms against 1.95 / 8 = 0.24), at about 15 % of the FMA peak. Blocked, the Xeon
-// guest's dw1 ran at 4.5 times oneDNN from 3.7 and dw3 at 3.8 from 3.1 (AVX2: 4.2 from 3.2, 3.2
-// from 2.9; 2 threads, paired medians of 15 interleaved rounds; dw4s2, 14 columns, unchanged). A
-// quarter of L1 measured best beside an eighth, a half and a sixteenth (bench/xeon-2026-11-29f).
-// Each element still sums its terms in the same order (columns ascending within a row entry), so
-// blocking does not change the result.
+// times as wide) stay in L1 over the KW passes (block_bytes: the driver gives a quarter of L1).
+// Over whole rows MobileNet's dw1 or dw3 group (four 14 KiB slices) outgrew a 48 KiB L1 and was
+// streamed from L2 on every pass, at about 15 % of the FMA peak (the README and
+// bench/xeon-2026-11-29f have the figures). Each element still sums its terms in the same order
+// (columns ascending within a row entry), so blocking does not change the result. Returns 1
+// where the channel block took several column blocks (a test hook's count), else 0.
 template <class S, int NB, bool FULL>
-inline void depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& p, int64_t ch0,
-                                   int64_t nch) {
+inline int64_t depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& p, int64_t ch0,
+                                      int64_t nch) {
   constexpr int kMaxGroup = NB >= 4 ? 3 : 4;
-  // (A stride wider than the input row reads one column: clamped, so that it cannot overflow.)
-  const int64_t sw = std::min(p.sw, std::max<int64_t>(p.W, 1));
+  // (A stride wider than the input row reads one column: clamped, so that it cannot overflow.
+  // Ternaries, not std::min: an inline library template instantiated here could be the copy the
+  // linker keeps for another ISA's code.)
+  const int64_t sw = p.sw < p.W ? p.sw : (p.W > 1 ? p.W : 1);
   const int64_t col_bytes =
       nch * static_cast<int64_t>(sizeof(typename S::T)) * (1 + kMaxGroup * sw);
-  const int64_t span = p.block_bytes > 0 ? std::max<int64_t>(4, p.block_bytes / col_bytes) : p.OW;
+  const int64_t fit = p.block_bytes / col_bytes;
+  const int64_t span = p.block_bytes <= 0 ? p.OW : fit > 4 ? fit : 4;
   for (int64_t e = 0; e < p.nrows;) {
     int64_t g = 1;
     while (g < kMaxGroup && e + g < p.nrows && p.rows[3 * (e + g)] == p.rows[3 * e]) ++g;
@@ -459,22 +460,25 @@ inline void depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& p, 
     }
     e += g;
   }
+  return span < p.OW ? 1 : 0;
 }
 
 template <class S>
-void depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
+int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
   constexpr int64_t W = S::W;
-  int64_t ch = 0;
-  for (; ch + 4 * W <= p.C; ch += 4 * W) depthwise_filter_block<S, 4, true>(p, ch, 4 * W);
+  int64_t ch = 0, blocked = 0;
+  for (; ch + 4 * W <= p.C; ch += 4 * W)
+    blocked += depthwise_filter_block<S, 4, true>(p, ch, 4 * W);
   if (ch + 2 * W <= p.C) {
-    depthwise_filter_block<S, 2, true>(p, ch, 2 * W);
+    blocked += depthwise_filter_block<S, 2, true>(p, ch, 2 * W);
     ch += 2 * W;
   }
   if (ch + W <= p.C) {
-    depthwise_filter_block<S, 1, true>(p, ch, W);
+    blocked += depthwise_filter_block<S, 1, true>(p, ch, W);
     ch += W;
   }
-  if (ch < p.C) depthwise_filter_block<S, 1, false>(p, ch, p.C - ch);
+  if (ch < p.C) blocked += depthwise_filter_block<S, 1, false>(p, ch, p.C - ch);
+  return blocked;
 }
 
 // ---- filter packing ----------------------------------------------------------------------------

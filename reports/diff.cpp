@@ -85,7 +85,9 @@ DiffResult diff(const std::vector<Record>& a, const std::vector<Record>& b,
     const Record& ra = *it->second;
     const BackendRecord &a = ra.result, &b = rb.result;
     const bool fa = is_failure(a.verdict), fb = is_failure(b.verdict);
-    if (a.note != b.note) ++implementations[{rb.backend, a.note, b.note}];
+    // (Only where both runs judged the pair: a backend that declined or crashed says nothing.)
+    if (judged(ra) && judged(rb) && a.note != b.note)
+      ++implementations[{rb.backend, a.note, b.note}];
     if (!fa && fb) {
       d.new_failures.push_back({ra, rb});
     } else if (fa && b.verdict == Verdict::pass) {
@@ -166,7 +168,7 @@ std::string diff_text(const DiffResult& d, const std::string& a_name, const std:
       if (c.a.result.note != c.b.result.note)
         o += "      ran: A " + said(c.a.result.note) + ", B " + said(c.b.result.note) + "\n";
       else if (!c.b.result.note.empty())
-        o += "      ran: " + c.b.result.note + "\n";
+        o += "      ran: " + said(c.b.result.note) + "\n";
       o += "      repro: " + c.b.result.repro + "\n";
     }
   };
@@ -178,10 +180,10 @@ std::string diff_text(const DiffResult& d, const std::string& a_name, const std:
   if (!d.implementations.empty()) {
     o += "\nIMPLEMENTATION CHANGES (what a backend said it ran, A -> B: pairs)\n";
     for (const ImplementationChange& c : d.implementations) {
-      char head[64];
-      std::snprintf(head, sizeof head, "  %-14s %6lld  ", c.backend.c_str(),
-                    static_cast<long long>(c.pairs));
-      o += head + said(c.a) + " -> " + said(c.b) + "\n";
+      char count[32];
+      std::snprintf(count, sizeof count, " %6lld  ", static_cast<long long>(c.pairs));
+      o += "  " + c.backend + std::string(c.backend.size() < 14 ? 14 - c.backend.size() : 0, ' ') +
+           count + said(c.a) + " -> " + said(c.b) + "\n";
     }
   }
   o += "\nPERFORMANCE (median time ratio B/A per backend and op; noise from the per-case "

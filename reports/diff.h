@@ -13,10 +13,11 @@
 //                  is a slowdown when its median ratio exceeds both 1 + min_slowdown and
 //                  exp(z x 1.2533 sigma / sqrt(n)) (z standard errors of a median).   -> regression
 //                  Faster groups are listed the same way, as improvements.
-//   implementations per backend, the pairs whose record's note (what the backend said it ran:
-//                  Backend::last_note(), e.g. cuDNN's algorithm, oneDNN's jit:avx512_core)
-//                  differs from A to B, counted by (A's note, B's note): why a time may have
-//                  moved; neither a regression nor an improvement
+//   implementations per backend, the pairs judged in both runs (pass or fail) whose record's
+//                  note (what the backend said it ran: Backend::last_note(), e.g. cuDNN's
+//                  algorithm, oneDNN's jit:avx512_core) differs from A to B, counted by (A's
+//                  note, B's note): why a time may have moved; neither a regression nor an
+//                  improvement
 // Pairs only in A or only in B are counted (a different suite or backend set), not judged.
 #pragma once
 

@@ -621,17 +621,21 @@ BOOST_AUTO_TEST_CASE(slowdowns_beyond_the_measured_noise) {
 // neither a regression nor an improvement; runs whose notes agree show no such section.
 BOOST_AUTO_TEST_CASE(implementation_changes_are_counted_and_named) {
   const char* d[] = {"conv2d:input=1x3x3x1,filter=2x2x1x1", "conv2d:input=1x4x4x1,filter=2x2x1x1",
-                     "conv2d:input=1x5x5x1,filter=2x2x1x1", "conv2d:input=1x6x6x1,filter=2x2x1x1"};
+                     "conv2d:input=1x5x5x1,filter=2x2x1x1", "conv2d:input=1x6x6x1,filter=2x2x1x1",
+                     "conv2d:input=1x7x7x1,filter=2x2x1x1"};
   auto noted = [](Record r, const char* note) {
     r.result.note = note;
     return r;
   };
   const std::vector<Record> a = {
       noted(record(d[0], "x", "pass"), "algo 1"), noted(record(d[1], "x", "pass"), "algo 1"),
-      noted(record(d[2], "x", "pass"), "algo 1"), noted(record(d[3], "y", "pass"), "")};
+      noted(record(d[2], "x", "pass"), "algo 1"), noted(record(d[3], "y", "pass"), ""),
+      noted(record(d[4], "x", "pass"), "algo 1")};
+  // (d[4]: declined in B, so it says nothing there: not an implementation change.)
   const std::vector<Record> b = {
       noted(record(d[0], "x", "pass"), "algo 0"), noted(record(d[1], "x", "fail"), "algo 0"),
-      noted(record(d[2], "x", "pass"), "algo 1"), noted(record(d[3], "y", "pass"), "jit:avx2")};
+      noted(record(d[2], "x", "pass"), "algo 1"), noted(record(d[3], "y", "pass"), "jit:avx2"),
+      noted(record(d[4], "x", "unsupported"), "")};
   const DiffResult r = diff(a, b);
   BOOST_TEST_REQUIRE(r.implementations.size() == 2u);
   BOOST_TEST(r.implementations[0].backend == "x");
@@ -654,6 +658,7 @@ BOOST_AUTO_TEST_CASE(implementation_changes_are_counted_and_named) {
   // Only the new failure is a regression: the changed implementations alone are not.
   std::vector<Record> b_pass = b;
   b_pass[1] = noted(record(d[1], "x", "pass"), "algo 0");
+  b_pass[4] = noted(record(d[4], "x", "pass"), "algo 1");
   BOOST_TEST(!diff(a, b_pass).regression());
   BOOST_TEST(diff(a, a).implementations.empty());
   BOOST_TEST(diff_text(diff(a, a), "A", "A").find("IMPLEMENTATION") == std::string::npos);
