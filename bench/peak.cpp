@@ -77,7 +77,8 @@ double fma_scalar() {
 }
 
 // One thread's share of a triad sweep, dst = src + 0.5 c, in the widest vectors the CPU has (a
-// build for baseline x86-64 would time SSE2 where the footprint is in cache).
+// build for baseline x86-64 would time SSE2 where the footprint is in cache). Entered only after
+// core/cpu.h's check, as fma_*; tests/isa/check_isa_symbols.py lists them.
 __attribute__((always_inline)) inline void triad_part(float* dst, const float* src, const float* c,
                                                       int64_t n) {
 #pragma omp simd

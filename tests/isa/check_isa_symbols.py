@@ -28,6 +28,8 @@ ALLOWED = [
     (r"convcheck::opt::avx2_tables\(", "avx"),
     (r"convcheck::\(anonymous namespace\)::fma_avx512\(", "avx512"),  # bench/peak.cpp
     (r"convcheck::\(anonymous namespace\)::fma_avx2\(", "avx"),
+    (r"convcheck::\(anonymous namespace\)::triad_avx512\(", "avx512"),  # bench/peak.cpp
+    (r"convcheck::\(anonymous namespace\)::triad_avx2\(", "avx"),
 ]
 RANK = {"baseline": 0, "sse4": 1, "avx": 2, "avx512": 3}
 
