@@ -27,8 +27,9 @@ namespace {
 // rows. Cut at kChunkElements with a short last chunk, MobileNet's dw4s2 made 11 chunks of 10
 // rows and one of 2, and at 2 threads one took 60 rows and the other 52 (56 and 56 now).
 constexpr int64_t kMaxChunks = 64;
-std::atomic<int64_t> g_blocked{0};  // blocked_depthwise_filter_for_tests
 constexpr int64_t kChunkElements = 1 << 15;
+
+std::atomic<int64_t> g_blocked{0};  // blocked_depthwise_filter_for_tests
 
 int64_t chunk_begin(int64_t rows, int64_t chunks, int64_t k) {
   return k * rows / chunks;
