@@ -84,11 +84,14 @@ struct BenchRecord {
   std::string timing = "wall";  // "device": per-run times are the backend's last_device_ms()
   std::string device;           // the device whose peaks pct_* are against; empty: the CPU's
   double peak_gflops = 0, bandwidth_gbs = 0;  // the peaks pct_peak and pct_bandwidth use
-  // The triad over the record's compulsory bytes (triad_gbs, bench/peak.h; the higher of a
-  // reading before the warm-up and one after the timed rounds) and the record's byte rate as a %
-  // of it: the yardstick of a layer whose data stay in a cache between rounds, which can move
-  // "more than" the triad over memory-sized arrays (0: a device's record, or not run). JSON:
-  // footprint_bandwidth_gbs, pct_footprint_bandwidth ("footprint": the problem's bytes).
+  // The round's footprint (footprint_bytes: the problem's compulsory bytes and the other CPU
+  // backends' results, which a round writes between two runs of this one; bench_problem), the
+  // triad over it (triad_gbs, bench/peak.h; the higher of a reading before the warm-up and one
+  // after the timed rounds) and the record's byte rate as a % of it: the yardstick of a layer
+  // whose data can stay in a cache between rounds, which can move "more than" the triad over
+  // memory-sized arrays, and the memory's where they cannot (0: a device's record, or not run).
+  // JSON: footprint_bytes, footprint_bandwidth_gbs, pct_footprint_bandwidth.
+  int64_t footprint_bytes = 0;
   double footprint_bandwidth_gbs = 0, pct_footprint_bandwidth = 0;
   std::string note;        // what the backend says about its run (cuDNN: the algorithm), or empty
   std::string kernel_isa;  // Backend::isa(): the ISA its kernels ran with ("" if it names none)

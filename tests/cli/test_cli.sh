@@ -193,7 +193,14 @@ for r in recs:
         1e-4 * r["pct_footprint_bandwidth"], r
 for a, b in ((recs[0], recs[1]), (recs[2], recs[3])):
     assert a["footprint_bandwidth_gbs"] == b["footprint_bandwidth_gbs"], (a, b)
+# The triad's size is the round's footprint: the compulsory bytes and the second backend's own
+# result (BI's input_sizes 1x2x3x1, f32), which the round writes between two runs of the first.
+for r in recs:
+    assert r["footprint_bytes"] == r["bytes"] + 1 * 2 * 3 * 1 * 4, r
 PY
+# One backend: the round touches the compulsory bytes alone.
+if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["footprint_bytes"] == r["bytes"] > 0, r' "$json"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench footprint_bytes of one backend: $json"; fi
 # Every timed run is in the record (times_ms, round by round), and the paired ratio, the speedup
 # and their intervals follow from them: the interval is the k-th smallest and k-th largest
 # per-round ratio, k the largest whose coverage sum_{k <= j <= n-k} C(n, j) / 2^n is at least 95 %
