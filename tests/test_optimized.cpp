@@ -659,6 +659,25 @@ std::vector<unsigned char> result_at(const CheckedProblem& checked, const testbe
   return std::vector<unsigned char>(got, got + result.bytes());
 }
 
+// Runs check(isa, item, what) under every ISA this machine runs, for every item (a problem's text,
+// or a case whose `text` is one), `what` naming the ISA and the problem; then clears the ISA limit.
+inline const char* text_of(const char* text) {
+  return text;
+}
+template <class Case>
+const char* text_of(const Case& c) {
+  return c.text;
+}
+template <class Items, class Check>
+void for_each_isa(const Items& items, Check&& check) {
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const auto& item : items)
+      check(isa, item, std::string("isa ") + opt::isa_name(isa) + ": " + text_of(item));
+  }
+  opt::clear_isa_limit();
+}
+
 }  // namespace
 
 // The harness's tensors are 64-byte aligned (core/tensor.h), but a caller's need not be: Python's
@@ -683,23 +702,18 @@ BOOST_AUTO_TEST_CASE(results_do_not_depend_on_buffer_alignment) {
       "depthwise_conv2d_backprop_input:input=2x9x11x40,filter=3x3x40x1,format=NCHW",
   };
   BOOST_TEST(reinterpret_cast<std::uintptr_t>(Tensor(DType::f32, {1 << 20}).data()) % 64 == 0);
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const char* text : problems) {
-      const CheckedProblem checked(parse_problem(text));
-      const Problem& p = checked.problem();
-      const testbed::Operands2 in = testbed::random_operands(p, 777);
-      const std::vector<unsigned char> aligned =
-          testbed::bytes(testbed::result_of(optimized(), p, in));
-      for (std::size_t offset : {std::size_t{4}, std::size_t{16}}) {
-        if (offset % dtype_size(p.dtype) != 0) continue;
-        BOOST_TEST((result_at(checked, in, offset) == aligned),
-                   opt::isa_name(isa)
-                       << ": " << text << " at " << offset << " bytes past a 64-byte boundary");
-      }
+  for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
+    const CheckedProblem checked(parse_problem(text));
+    const Problem& p = checked.problem();
+    const testbed::Operands2 in = testbed::random_operands(p, 777);
+    const std::vector<unsigned char> aligned =
+        testbed::bytes(testbed::result_of(optimized(), p, in));
+    for (std::size_t offset : {std::size_t{4}, std::size_t{16}}) {
+      if (offset % dtype_size(p.dtype) != 0) continue;
+      BOOST_TEST((result_at(checked, in, offset) == aligned),
+                 what << " at " << offset << " bytes past a 64-byte boundary");
     }
-  }
-  opt::clear_isa_limit();
+  });
 }
 
 // One check of streamed stores (stream_result): the result passes the oracle; `streamed` (a test
@@ -754,24 +768,19 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
   const int saved = omp_get_max_threads();
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   omp_set_num_threads(2);
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const char* text : problems) {
-      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
-      const CheckedProblem checked(parse_problem(text));
-      const Problem& p = checked.problem();
-      // Full tiles (none where rows are not whole lines: nothing streams).
-      const Geometry& g = checked.geometry();
-      const int64_t elem = static_cast<int64_t>(dtype_size(p.dtype));
-      const bool native = p.dtype == DType::f32 || p.dtype == DType::f64;
-      const int64_t full_tiles = isa == opt::Isa::generic || !native || g.O * elem % 64 != 0
-                                     ? 0
-                                     : (p.dtype == DType::f64 ? full_filter_tiles<double>(g)
-                                                              : full_filter_tiles<float>(g));
-      expect_streamed(what, text, full_tiles, opt::streamed_filter_calls_for_tests);
-    }
-  }
-  opt::clear_isa_limit();
+  for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
+    const CheckedProblem checked(parse_problem(text));
+    const Problem& p = checked.problem();
+    // Full tiles (none where rows are not whole lines: nothing streams).
+    const Geometry& g = checked.geometry();
+    const int64_t elem = static_cast<int64_t>(dtype_size(p.dtype));
+    const bool native = p.dtype == DType::f32 || p.dtype == DType::f64;
+    const int64_t full_tiles =
+        isa == opt::Isa::generic || !native || g.O * elem % 64 != 0
+            ? 0
+            : (p.dtype == DType::f64 ? full_filter_tiles<double>(g) : full_filter_tiles<float>(g));
+    expect_streamed(what, text, full_tiles, opt::streamed_filter_calls_for_tests);
+  });
   opt::clear_cache_override();
   omp_set_num_threads(saved);
 }
@@ -813,20 +822,15 @@ BOOST_AUTO_TEST_CASE(streamed_depthwise_results_are_bitwise_the_stored_ones) {
   const int saved = omp_get_max_threads();
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   omp_set_num_threads(2);
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const Case& c : cases) {
-      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + c.text;
-      const CheckedProblem checked(parse_problem(c.text));
-      const Geometry& g = checked.geometry();
-      const bool forward = checked.problem().op == Op::depthwise_conv2d;
-      const int64_t rows = g.N * (forward ? g.OH : g.H);
-      const bool vector = isa != opt::Isa::generic && !(forward && isa == opt::Isa::avx512);
-      expect_streamed(what, c.text, c.streams && vector ? rows : 0,
-                      opt::streamed_depthwise_rows_for_tests);
-    }
-  }
-  opt::clear_isa_limit();
+  for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
+    const CheckedProblem checked(parse_problem(c.text));
+    const Geometry& g = checked.geometry();
+    const bool forward = checked.problem().op == Op::depthwise_conv2d;
+    const int64_t rows = g.N * (forward ? g.OH : g.H);
+    const bool vector = isa != opt::Isa::generic && !(forward && isa == opt::Isa::avx512);
+    expect_streamed(what, c.text, c.streams && vector ? rows : 0,
+                    opt::streamed_depthwise_rows_for_tests);
+  });
   opt::clear_cache_override();
   omp_set_num_threads(saved);
 }
@@ -858,30 +862,25 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
   };
   const int saved = omp_get_max_threads();
   opt::blocked_depthwise_filter_for_tests();
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const char* text : problems) {
-      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
-      const CheckedProblem checked(parse_problem(text));
-      const Problem& p = checked.problem();
-      for (int threads : {1, 2}) {
-        omp_set_num_threads(threads);
-        opt::override_cache_sizes(4 * 1024, 64 * 1024);
-        const std::vector<unsigned char> blocked = result_bytes(p);
-        const int64_t blocked_passes = opt::blocked_depthwise_filter_for_tests();
-        if (checked.geometry().OW > 16) BOOST_TEST(blocked_passes > 0, what << ": not blocked");
-        if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
-        opt::override_cache_sizes(1024 * 1024, 2 * 1024 * 1024);
-        opt::blocked_depthwise_filter_for_tests();
-        const std::vector<unsigned char> whole = result_bytes(p);
-        BOOST_TEST(opt::blocked_depthwise_filter_for_tests() == 0, what << ": blocked under 1 MiB");
-        BOOST_TEST(!whole.empty());
-        BOOST_TEST((blocked == whole), what << ", " << threads << " threads");
-      }
+  for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
+    const CheckedProblem checked(parse_problem(text));
+    const Problem& p = checked.problem();
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      opt::override_cache_sizes(4 * 1024, 64 * 1024);
+      const std::vector<unsigned char> blocked = result_bytes(p);
+      const int64_t blocked_passes = opt::blocked_depthwise_filter_for_tests();
+      if (checked.geometry().OW > 16) BOOST_TEST(blocked_passes > 0, what << ": not blocked");
+      if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
+      opt::override_cache_sizes(1024 * 1024, 2 * 1024 * 1024);
+      opt::blocked_depthwise_filter_for_tests();
+      const std::vector<unsigned char> whole = result_bytes(p);
+      BOOST_TEST(opt::blocked_depthwise_filter_for_tests() == 0, what << ": blocked under 1 MiB");
+      BOOST_TEST(!whole.empty());
+      BOOST_TEST((blocked == whole), what << ", " << threads << " threads");
     }
-  }
+  });
   opt::clear_cache_override();
-  opt::clear_isa_limit();
   omp_set_num_threads(saved);
 }
 
@@ -898,23 +897,18 @@ BOOST_AUTO_TEST_CASE(mirrored_1x1_backprop_filter_is_bitwise_the_plain_one) {
       "conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16",
   };
   const int saved = omp_get_max_threads();
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const char* text : problems) {
-      const Problem p = parse_problem(text);
-      for (int threads : {1, 2}) {
-        omp_set_num_threads(threads);
-        const std::vector<unsigned char> mirrored = result_bytes(p);
-        opt::allow_mirrored_filter(false);
-        const std::vector<unsigned char> plain = result_bytes(p);
-        opt::allow_mirrored_filter(true);
-        BOOST_TEST(!plain.empty());
-        BOOST_TEST((mirrored == plain),
-                   "isa " << opt::isa_name(isa) << ": " << text << ", " << threads << " threads");
-      }
+  for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
+    const Problem p = parse_problem(text);
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      const std::vector<unsigned char> mirrored = result_bytes(p);
+      opt::allow_mirrored_filter(false);
+      const std::vector<unsigned char> plain = result_bytes(p);
+      opt::allow_mirrored_filter(true);
+      BOOST_TEST(!plain.empty());
+      BOOST_TEST((mirrored == plain), what << ", " << threads << " threads");
     }
-  }
-  opt::clear_isa_limit();
+  });
   omp_set_num_threads(saved);
 }
 
