@@ -15,14 +15,15 @@ these columns "—"), else optimized's from separate one-thread runs (native-thr
 tables; oneDNN's then "—").
 Each ISA's "ceiling" is the ratio optimized / oneDNN that a kernel would reach doing only the
 useful multiply-adds (no products with padding) at 100 % of the measured f32 FMA peak of that ISA
-(depthwise: moving only the compulsory bytes at the triad bandwidth at the layer's own size,
-footprint_bandwidth_gbs, where the records have it, else over memory-sized arrays): the most a
+(depthwise: moving only the compulsory bytes at the triad bandwidth at the layer's round's
+footprint, footprint_bandwidth_gbs, where the records have it, else over memory-sized arrays): the most a
 direct implementation could lead oneDNN by on that layer, on that machine. The peaks are the highest any
 run's probe read (each bench probes them once at its start; on a shared machine a busy spell
 lowers the reading, which made a run's % of peak exceed 100 and its ceilings too low); the % of
 peak column uses them too. A depthwise layer's "% bw" is its byte rate against the highest triad
 over memory-sized arrays (bandwidth_gbs), and "at size" against the highest triad over arrays of
-the layer's own compulsory bytes (bench/peak.h, triad_gbs): where the layer's data stay in a cache
+the round's footprint (footprint_bytes: the layer's compulsory bytes and the other backends'
+results; bench/harness.h): where the layer's data stay in a cache
 between rounds (MobileNet's in a large L3), the first can exceed 100 % and only the second bounds
 it. That ceiling sets oneDNN's median rate, busy rounds included, against
 the highest peak; a second table, "best rounds" (dense layers), sets each backend's fastest round
@@ -217,7 +218,7 @@ def main():
     bw_max = highest(nat + cap, "bandwidth_gbs")
 
     def footprint_max(problem):
-        """The highest triad at the problem's own bytes (footprint_bandwidth_gbs) any of its
+        """The highest triad at the round's footprint (footprint_bandwidth_gbs) any of its
         records read, native and capped runs alike as bw_max (the probe is not capped), or None
         in records from before it existed."""
         v = [r.get("footprint_bandwidth_gbs") or 0 for run in nat + cap

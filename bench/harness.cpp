@@ -179,16 +179,17 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
       }
     }
   }
-  // The round's footprint: what a round touches between two runs of one backend, at least: the
-  // shared operands and every running CPU backend's own result (a device backend's live in its
-  // memory). The problem's compulsory bytes stay in a cache between a backend's runs only where
-  // all of that fits: on a 32 MiB L3 MobileNet dw1's 26 MB do not, beside oneDNN's 13 MB result,
-  // and a triad over the 26 MB alone (hot in L3) set them a bar three times the memory's.
-  // Backends' scratch is not counted (unknown here), so this is a lower bound.
+  // The round's footprint: what a round touches in host memory between two runs of one
+  // backend, at least: the shared operands and every running backend's own result (a device
+  // backend's too: it is copied back into results[i]). The problem's compulsory bytes stay in a
+  // cache between a backend's runs only where all of that fits: on a 32 MiB L3 MobileNet dw1
+  // backprop input's 26 MB do not, beside oneDNN's 13 MB result, and a triad over the 26 MB alone
+  // (hot in L3) had set them a bar of up to 76 GB/s. Backends' scratch is not counted (unknown
+  // here), so this is a lower bound.
   int64_t round_bytes = 0;
   for (std::size_t i = 0; i < B; ++i) {
     const BenchRecord& r = records[i];
-    if (!r.ran || !r.device.empty() || r.bytes <= 0) continue;
+    if (!r.ran || r.bytes <= 0) continue;
     // (the first one's result is in the compulsory bytes already)
     round_bytes = round_bytes == 0 ? r.bytes : round_bytes + int64_t(results[i].bytes());
   }
@@ -254,7 +255,11 @@ std::vector<BenchRecord> bench_problem(const Problem& p, const std::string& tag,
   for (std::size_t k = 0; k < K; ++k) {
     for (std::size_t i = 0; i < B; ++i) {
       BenchRecord& r = records[k * B + i];
-      if (!r.ran) continue;
+      if (!r.ran) {  // (one that threw after the first triad reading: none, as for "not run")
+        r.footprint_bytes = 0;
+        r.footprint_bandwidth_gbs = 0;
+        continue;
+      }
       const std::vector<double>& v = ms[k * B + i];
       r.reps = static_cast<int>(v.size());
       r.times_ms = v;

@@ -90,7 +90,8 @@ struct BenchRecord {
   // after the timed rounds) and the record's byte rate as a % of it: the yardstick of a layer
   // whose data can stay in a cache between rounds, which can move "more than" the triad over
   // memory-sized arrays, and the memory's where they cannot (0: a device's record, or not run).
-  // JSON: footprint_bytes, footprint_bandwidth_gbs, pct_footprint_bandwidth.
+  // JSON: footprint_bytes, footprint_bandwidth_gbs, pct_footprint_bandwidth. (The triad runs at
+  // 48 KiB at least and 512 MiB at most, triad_gbs: footprint_bytes is the round's size itself.)
   int64_t footprint_bytes = 0;
   double footprint_bandwidth_gbs = 0, pct_footprint_bandwidth = 0;
   std::string note;        // what the backend says about its run (cuDNN: the algorithm), or empty

@@ -21,11 +21,11 @@ Peaks measure_peaks(int threads);
 
 /// The triad's GB/s (best of several passes, `threads` threads) over three arrays that together
 /// take `bytes` (at least 48 KiB, at most 512 MiB; 0 where they cannot be allocated): the
-/// bandwidth of the cache level, or memory, where data of that size live. Peaks::bandwidth_gbs is the one over 192 MiB, memory's on most
-/// machines; a layer whose compulsory bytes stay in a cache between rounds (MobileNet's depthwise
-/// layers in a large L3) is measured against this one at its own size too (bench records:
-/// footprint_bandwidth_gbs, pct_footprint_bandwidth).
-/// Passes repeat to about 5 ms each.
+/// bandwidth of the cache level, or memory, where data of that size live. Peaks::bandwidth_gbs is
+/// the one over 192 MiB, memory's on most machines; a layer whose data can stay in a cache between
+/// rounds (MobileNet's depthwise layers in a large L3) is measured against this one at its round's
+/// footprint too (bench records: footprint_bytes, footprint_bandwidth_gbs, pct_footprint_bandwidth;
+/// bench_problem). Passes repeat to about 5 ms each.
 double triad_gbs(int threads, int64_t bytes);
 
 }  // namespace convcheck

@@ -872,8 +872,8 @@ int cmd_bench(const Args& args) {
                       r.median_ms, r.min_ms, r.max_ms, r.gflops, r.useful_gflops, r.pct_peak,
                       r.pct_bandwidth);
         line += buf;
-        // Depthwise ops (bandwidth-bound): also against the triad at the problem's own bytes
-        // (bench/peak.h, triad_gbs); every record has it in --json.
+        // Depthwise ops (bandwidth-bound): also against the triad at the round's footprint
+        // (bench/harness.h, footprint_bytes); every record has it in --json.
         if (r.pct_footprint_bandwidth > 0 && op_traits(e.problem.op).depthwise) {
           std::snprintf(buf, sizeof buf, " (%.1f%% at size)", r.pct_footprint_bandwidth);
           line += buf;

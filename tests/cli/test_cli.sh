@@ -185,7 +185,7 @@ for r in recs:
     else:
         assert r["speedup"] > 0 and r["speedup_base_threads"] == 1, r
     assert r["peak_gflops"] > 0, r
-    # The triad at the problem's own bytes, measured once per thread count (both records share
+    # The triad at the round's footprint, measured once per thread count (both records share
     # it), and the record's byte rate as a % of it.
     assert r["footprint_bandwidth_gbs"] > 0 and r["bytes"] > 0, r
     rate = r["bytes"] / r["median_ms"] / 1e6
@@ -198,9 +198,6 @@ for a, b in ((recs[0], recs[1]), (recs[2], recs[3])):
 for r in recs:
     assert r["footprint_bytes"] == r["bytes"] + 1 * 2 * 3 * 1 * 4, r
 PY
-# One backend: the round touches the compulsory bytes alone.
-if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["footprint_bytes"] == r["bytes"] > 0, r' "$json"; then
-  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench footprint_bytes of one backend: $json"; fi
 # Every timed run is in the record (times_ms, round by round), and the paired ratio, the speedup
 # and their intervals follow from them: the interval is the k-th smallest and k-th largest
 # per-round ratio, k the largest whose coverage sum_{k <= j <= n-k} C(n, j) / 2^n is at least 95 %
@@ -244,7 +241,9 @@ printf '%s,dtype=f64 --tag tiny64\n' "$BI" >"$T/tiny64.txt"
   >"$T/one.jsonl" 2>&1
 "$CC" bench --suite "$T/tiny64.txt" --backends reference,onednn --reps 2 --warmup 0 --threads 1,2 \
   --json >"$T/none.jsonl" 2>&1
-if python3 - "$T/one.jsonl" "$T/none.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench --threads 1,2 without a comparator"; cat "$T/one.jsonl" "$T/none.jsonl"; fi
+"$CC" bench --suite "$T/tiny64.txt" --backends onednn,reference,reference --reps 1 --warmup 0 \
+  --json >"$T/first.jsonl" 2>&1
+if python3 - "$T/one.jsonl" "$T/none.jsonl" "$T/first.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench --threads 1,2 without a comparator"; cat "$T/one.jsonl" "$T/none.jsonl"; fi
 import json, sys
 one = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert [r["threads"] for r in one] == [1, 2], one
@@ -258,6 +257,17 @@ assert [(r["threads"], r["backend"], r["ran"]) for r in none] == [
 assert all(r["ratio"] is None and r["paired_ratio"] is None for r in none), none
 assert none[1]["reason"] and none[3]["reason"] == none[1]["reason"], none
 assert none[2]["speedup"] > 0, none
+# The round's footprint counts only backends that run: one backend, or one beside a comparator
+# that cannot run, touches the compulsory bytes alone; a backend that cannot run has none; with
+# it first, the two that run add the second one's result (1x2x3x1 in f64).
+assert all(r["footprint_bytes"] == r["bytes"] > 0 for r in one), one
+assert none[0]["footprint_bytes"] == none[0]["bytes"] > 0, none
+assert none[1]["footprint_bytes"] is None and none[1]["footprint_bandwidth_gbs"] is None, none
+first = [json.loads(l) for l in open(sys.argv[3]) if l.startswith("{")]
+assert [(r["backend"], r["ran"]) for r in first] == [
+    ("onednn", False), ("reference", True), ("reference", True)], first
+assert first[0]["footprint_bytes"] is None, first
+assert all(r["footprint_bytes"] == r["bytes"] + 1 * 2 * 3 * 1 * 8 for r in first[1:]), first
 PY
 expect 2 "--threads 1,x: expected a thread count or a list of them (1,2), got 'x'" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,x
 expect 2 "--threads 1,: expected a thread count or a list of them (1,2), got ''" -- bench --suite "$T/tiny.txt" --backends reference --threads 1,
