@@ -27,7 +27,7 @@ jobs=$(nproc)
 # No eigen ISA modules, and line tables only (as the sanitizer build in scripts/test.sh: compile
 # time).
 CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCONVCHECK_CUDA=OFF -DCONVCHECK_ONEDNN=OFF \
-  -DCONVCHECK_EIGEN_MODULES=OFF \
+  -DCONVCHECK_EIGEN_MODULES=OFF -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O0 \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread" \
