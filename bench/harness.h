@@ -84,7 +84,7 @@ struct BenchRecord {
   std::string timing = "wall";  // "device": per-run times are the backend's last_device_ms()
   std::string device;           // the device whose peaks pct_* are against; empty: the CPU's
   double peak_gflops = 0, bandwidth_gbs = 0;  // the peaks pct_peak and pct_bandwidth use
-  // The round's footprint (footprint_bytes: the problem's compulsory bytes and the other CPU
+  // The round's footprint (footprint_bytes: the problem's compulsory bytes and the other running
   // backends' results, which a round writes between two runs of this one; bench_problem), the
   // triad over it (triad_gbs, bench/peak.h; the higher of a reading before the warm-up and one
   // after the timed rounds) and the record's byte rate as a % of it: the yardstick of a layer

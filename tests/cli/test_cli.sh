@@ -243,7 +243,7 @@ printf '%s,dtype=f64 --tag tiny64\n' "$BI" >"$T/tiny64.txt"
   --json >"$T/none.jsonl" 2>&1
 "$CC" bench --suite "$T/tiny64.txt" --backends onednn,reference,reference --reps 1 --warmup 0 \
   --json >"$T/first.jsonl" 2>&1
-if python3 - "$T/one.jsonl" "$T/none.jsonl" "$T/first.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench --threads 1,2 without a comparator"; cat "$T/one.jsonl" "$T/none.jsonl"; fi
+if python3 - "$T/one.jsonl" "$T/none.jsonl" "$T/first.jsonl" <<'PY'; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: bench --threads 1,2 without a comparator"; cat "$T/one.jsonl" "$T/none.jsonl" "$T/first.jsonl"; fi
 import json, sys
 one = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 assert [r["threads"] for r in one] == [1, 2], one
