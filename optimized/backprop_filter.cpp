@@ -57,11 +57,16 @@ namespace convcheck::opt {
 // 0.79-0.82 -> 0.89-0.92; AVX2 within the noise (0.86-0.98 both ways). The same layer the other way
 // round (256 -> 64) was already at 1.08-1.24.
 //
-// A 1x1 filter reads both operands in place: a packed GEMM (the input packed into MR-channel
-// panels, out_backprop into NR-channel panels, per sub-block) was built and measured slower on
-// ResNet's 1x1 layer (0.59-0.69 of oneDNN against 0.78-0.83, AVX2, 1 thread, 2026-11-24): with
-// 64 input channels each packed out_backprop element serves only 11 tiles, and the packing pass
-// takes the memory misses that the kernel otherwise overlaps with its arithmetic.
+// Since 2026-12-02 those 1x1 layers run as a packed GEMM instead (packed_runs): both operands
+// packed on first use, in blocks of pixels, every tile of a block reading them contiguously.
+// Mirrored stays for a layer whose blocks would hold fewer than 16 pixels. On ResNet's 64 -> 256
+// layer (AVX2 Zen 3, 2 threads, paired against oneDNN, 14 interleaved rounds) 0.87 mirrored ->
+// 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6 rounds). A first packed GEMM
+// (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of oneDNN against
+// 0.78-0.83, AVX2, 1 thread): the pass takes the memory misses that the kernel otherwise overlaps
+// with its arithmetic; so did a pass here (10-15 % of the time). Layers with more input than
+// output channels (256 -> 64: 1.00 in place, 0.85 packed) read both in place. Not measured under
+// AVX-512 (no such CPU that day), where the same rule applies.
 //
 // When the filter is small beside the activations, the output rows are also split into a fixed
 // number of chunks (a function of the problem alone), each summed into its own partial filter, and
@@ -72,7 +77,9 @@ namespace convcheck::opt {
 namespace {
 
 bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
+bool g_allow_packed = true;    // allow_packed_filter (tests)
 std::atomic<int64_t> g_streamed_calls{0};
+std::atomic<int64_t> g_packed_blocks{0};  // packed_filter_blocks_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
 // partial filters taking no more memory than the activations (a mirrored 1x1 layer takes one
@@ -114,6 +121,8 @@ struct Plan {
   bool prefetch_sub = false;    // prefetch the next sub-block's input (tap_runs)
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
+  int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
+  int64_t lda = 0, ldb = 0;     // packed: the input's and out_backprop's panel strides
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -213,6 +222,8 @@ template <class T>
 struct Packs {
   std::vector<T> b;  // the out_backprop panel's slice
   std::vector<Segment> seg;
+  std::vector<T> pa, pb;  // packed_runs: the input's and out_backprop's panels of one block
+  std::vector<Segment> seg_x, seg_dy;  // packed_runs: a block's pieces, one side packed
   int64_t streamed = 0;  // tile calls that streamed their sums (streamed_filter_calls_for_tests)
 };
 
@@ -323,10 +334,127 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
   }
 }
 
+// A 1x1 filter as a packed GEMM (backprop_filter, packed): the item's pixels (its rows'
+// segments, in order) in blocks of P.kc, and every tile of the item over each block, out_backprop
+// panel by panel (so that one stays in L1 while the input panels pass it). Both operands are
+// packed, the input as MR-channel panels [kc][MR] and out_backprop as the item's NR-channel panels
+// [kc][NR], so that a tile reads them contiguously: in place they are a line per pixel, the
+// channel strides apart, which maps them to a few L1 sets. They are packed on first use: the
+// block's first tile of a panel reads it in place and stores it packed as it goes (FilterTile::
+// pack_x, pack_dy), so the packing costs a store per vector and its loads are the arithmetic's
+// own; a separate packing pass measured 10-15 % of the time (ResNet's 1x1, AVX2, one thread). The
+// next block's input and out_backprop are prefetched into L2 over the block's tile calls. Each
+// tile continues its sum from memory, pixel after pixel: the same terms in the same order as
+// tap_runs, so the bytes are the same.
+template <class T>
+void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
+                 Packs<T>* pk) {
+  const Geometry& g = *P.g;
+  const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, kc = P.kc;
+  assert(t0 % qblocks == 0 && t1 % qblocks == 0);
+  const int64_t ob0 = t0 / qblocks;
+  const int64_t elem = static_cast<int64_t>(sizeof(T));
+  T* const pa = pk->pa.data();
+  T* const pb = pk->pb.data();
+  const int64_t lda = P.lda;  // the packed input panels' stride
+  // The block's pieces (one segment's run of pixels each) in the four forms a tile reads them:
+  // x and dy in place, or either packed (offsets k * MR, k * NR into its panel).
+  std::vector<Segment>& in_place = pk->seg;
+  std::vector<Segment>& x_packed = pk->seg_x;
+  std::vector<Segment>& dy_packed = pk->seg_dy;
+  // A cursor over the item's pixels: row r, its t-th column of the segment.
+  struct At {
+    int64_t r, t;
+  };
+  auto skip_empty = [&](At a) {
+    while (a.r < r1 && a.t >= P.seg[a.r].count) a = {a.r + 1, 0};
+    return a;
+  };
+  // The pixels [a, a + n) (n <= kc, fewer at the end): calls f(x offset, dy offset, count) per
+  // run of one segment; returns the cursor after them.
+  auto walk = [&](At a, int64_t n, auto&& f) {
+    for (a = skip_empty(a); n > 0 && a.r < r1; a = skip_empty(a)) {
+      const Segment& sg = P.seg[a.r];
+      const int64_t c = std::min(n, sg.count - a.t);
+      f(sg.x + a.t * P.x_step, sg.dy + a.t * g.O, c);
+      a.t += c;
+      n -= c;
+    }
+    return a;
+  };
+  // (A chunk without pixels still runs its one block: its tiles store their zeros.)
+  At at = skip_empty({r0, 0});
+  for (int64_t block = 0; block == 0 || at.r < r1; ++block) {
+    in_place.clear();
+    x_packed.clear();
+    dy_packed.clear();
+    int64_t kb = 0;
+    const At next = walk(at, kc, [&](int64_t xo, int64_t dyo, int64_t c) {
+      in_place.push_back({xo, dyo, c});
+      x_packed.push_back({kb * MR, dyo, c});
+      dy_packed.push_back({xo, kb * NR, c});
+      kb += c;
+    });
+    const Segment both_packed{0, 0, kb};
+    // The next block's input and out_backprop spans, prefetched over this block's calls.
+    L2Prefetch nb;
+    {
+      int64_t xlo = -1, xhi = -1, dlo = -1, dhi = -1;
+      walk(next, kc, [&](int64_t xo, int64_t dyo, int64_t c) {
+        if (xlo < 0) xlo = xo, dlo = dyo;
+        xhi = xo + (c - 1) * P.x_step + g.C;
+        dhi = dyo + c * g.O;
+      });
+      if (dlo >= 0) {
+        nb.add(P.dy + dlo, (dhi - dlo) * elem);
+        nb.add(P.x + xlo, (xhi - xlo) * elem);
+      }
+      nb.spread(t1 - t0);
+    }
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t ob = t / qblocks, qb = t % qblocks, o0 = ob * NR;
+      // The input panels are packed by the item's first out_backprop panel's tiles, each
+      // out_backprop panel by its first tile (items hold whole panels: backprop_filter, grain).
+      const bool x_first = ob == ob0, dy_first = qb == 0;
+      FilterTile<T> ft;
+      ft.x = x_first ? P.x + qb * MR : pa + qb * lda;
+      ft.x_step = x_first ? P.x_step : MR;
+      ft.dy = dy_first ? P.dy + o0 : pb;
+      ft.dy_step = dy_first ? g.O : NR;
+      const std::vector<Segment>& pieces = x_first ? (dy_first ? in_place : dy_packed) : x_packed;
+      ft.seg = x_first || dy_first ? pieces.data() : &both_packed;
+      ft.nseg = x_first || dy_first ? static_cast<int64_t>(pieces.size()) : 1;
+      if (x_first) {
+        ft.pack_x = pa + qb * lda;
+        ft.x_slot = MR;
+      }
+      if (dy_first) ft.pack_dy = pb;
+      ft.c = out + qb * MR * P.ldc + o0;
+      ft.ldc = P.ldc;
+      ft.mr = std::min(MR, P.Mrows - qb * MR);
+      ft.nr = std::min(NR, P.cols - o0);
+      ft.accumulate = block > 0;  // the item's first block stores (every tile covers its C)
+      nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
+      P.kernel(ft);
+      nb.issue_due();
+    }
+    at = next;
+    g_packed_blocks.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 }  // namespace
 
 void allow_mirrored_filter(bool allow) {
   g_allow_mirrored = allow;
+}
+
+void allow_packed_filter(bool allow) {
+  g_allow_packed = allow;
+}
+
+int64_t packed_filter_blocks_for_tests() {
+  return g_packed_blocks.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t streamed_filter_calls_for_tests() {
@@ -341,11 +469,20 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     return;
   }
 
-  // Mirrored (header comment): a 1x1 filter of one group with fewer input than output channels,
-  // and at least a full panel of them (fewer would leave most of each loaded vector unused).
+  // Packed (packed_runs), else mirrored (header comment): a 1x1 filter of one group with fewer
+  // input than output channels, and at least a full panel of them (fewer would leave most of each
+  // loaded vector unused). Packed in blocks of kc pixels whose input panels take a sixteenth of L2
+  // (ResNet's 64 -> 256 1x1 layer: 124 pixels, 32 KiB; 2 threads, AVX2 Zen 3, paired against
+  // oneDNN, 14 interleaved rounds: an eighth 0.89, a twelfth 0.94, a sixteenth 0.94, a
+  // twenty-fourth 0.89, and mirrored in place 0.87, bench/zen3-2026-12-02), at least 16 (fewer
+  // pixels per call would be mostly the call and its C tile's loads and stores).
   const KernelTable<T>& kt = kernels<T>();
-  const bool mirrored =
-      g_allow_mirrored && taps == 1 && g.G == 1 && g.Cf < g.O && g.Cf >= kt.nr(kt.variants - 1);
+  const int64_t elem = static_cast<int64_t>(sizeof(T));
+  const CacheSizes& cache = cache_sizes();
+  const bool one_tap_wide = taps == 1 && g.G == 1 && g.Cf < g.O && g.Cf >= kt.nr(kt.variants - 1);
+  const int64_t packed_kc = cache.l2 / 16 / (ceil_div(g.Cf, kt.mr) * kt.mr * elem);
+  const bool packed = g_allow_packed && one_tap_wide && packed_kc >= 16;
+  const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
 
   // Segments of every (tap, output row), in that order.
   std::vector<Segment> seg(static_cast<std::size_t>(taps * rows));
@@ -375,8 +512,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
   const int64_t cols = mirrored ? g.Cf : Og;  // C's columns per group
   const int variant = kt.variant_for(cols);
-  const int64_t elem = static_cast<int64_t>(sizeof(T));
-  const CacheSizes& cache = cache_sizes();
   Plan<T> P;
   P.g = &g;
   P.x = x;
@@ -474,6 +609,15 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.prefetch_tiles = !line_panel && big_filter;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
+  if (packed) {
+    P.kc = packed_kc;
+    // (A slot's whole-vector stores may pass its end by a vector less one element: FilterTile.)
+    P.lda = P.kc * P.MR + kt.width;
+    P.ldb = P.kc * P.NR + kt.width;
+    P.pack = false;
+    P.prefetch_next = false;
+    P.stream = false;
+  }
   const int threads = thread_count();
 
   // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
@@ -528,9 +672,13 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // slower on g2, g4 and conv5 (conv4 1.5 % faster).
   const bool chunk_one_block = chunk_rows <= P.block_rows;
   const int64_t units_per_thread = chunk_one_block ? 16 : 4;
+  // Packed (packed_runs): items and units split the tiles at whole out_backprop panels, as every
+  // unit packs the panels of its tiles (and all of the input) for its rows.
+  const int64_t grain = P.kc > 0 ? P.qblocks : 1;
+  const int64_t grains = tiles / grain;
   const int64_t runs_per_item =
       threads > 1 ? std::clamp<int64_t>(ceil_div(units_per_thread * threads, items), 1,
-                                        std::max<int64_t>(1, tiles))
+                                        std::max<int64_t>(1, grains))
                   : 1;
   std::unique_ptr<StealingRanges> units;
 
@@ -548,17 +696,27 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       pk.b.resize(static_cast<std::size_t>(P.sub_rows * g.OW * P.NR));
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
     }
+    if (P.kc > 0) {
+      pk.pa.resize(static_cast<std::size_t>(P.lda * P.qblocks));
+      pk.pb.resize(static_cast<std::size_t>(P.ldb));
+    }
     int64_t u0, u1;
     while (units->next(tid, &u0, &u1)) {
       for (int64_t u = u0; u < u1; ++u) {
         const int64_t item = u / runs_per_item, chunk = item / parts, part = item % parts;
         int64_t r0, r1, p0, p1, t0, t1;
         split_range(rows, static_cast<int>(chunks), static_cast<int>(chunk), &r0, &r1);
-        split_range(tiles, static_cast<int>(parts), static_cast<int>(part), &p0, &p1);
+        split_range(grains, static_cast<int>(parts), static_cast<int>(part), &p0, &p1);
         split_range(p1 - p0, static_cast<int>(runs_per_item), static_cast<int>(u % runs_per_item),
                     &t0, &t1);
+        p0 *= grain;
+        t0 *= grain;
+        t1 *= grain;
         T* const out = chunk == 0 ? first : partial + (chunk - 1) * filter_elements;
-        if (t1 > t0) tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
+        if (t1 > t0 && P.kc > 0)
+          packed_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
+        else if (t1 > t0)
+          tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
       }
     }
     if (pk.streamed > 0) {

@@ -199,6 +199,13 @@ struct FilterTile {
   // C written with non-temporal stores (full tiles; c and ldc aligned to a line): the call's sums
   // are final and not read again soon (backprop_filter.cpp, stream).
   bool stream = false;
+  // Packed on first use (backprop_filter.cpp, packed_runs): where not null, each pixel's mr
+  // channels of x and NR of dy are also stored, pixel after pixel, at pack_x + k * x_slot and
+  // pack_dy + k * NR, as whole vectors: a slot's last vector may pass its end by up to a vector
+  // less one element (into the next slot, written after it, or the panel's padding).
+  T* pack_x = nullptr;
+  T* pack_dy = nullptr;
+  int64_t x_slot = 0;  // pack_x's step per pixel (the table's MR)
 };
 
 /// A run of result columns v = v0 + t*v_step (t < count) of one row that share their column

@@ -66,7 +66,7 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 // lines (PF) and the later tile's rows, next_c (TILE). A call takes the kernel with the code for
 // what it has only (filter_kernel_for): present even unused, next_c's state cost DCGAN g2's 4-pixel
 // segments 12-29 % on AVX2 (bench/xeon-2026-11-29c).
-template <class S, int MR, int NV, bool FULL, bool PF, bool TILE>
+template <class S, int MR, int NV, bool FULL, bool PF, bool TILE, bool PACK>
 void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   using T = typename S::T;
   using V = typename S::V;
@@ -85,6 +85,8 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   if constexpr (TILE)
     next_c = RowLines(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
                       p.ldc * static_cast<int64_t>(sizeof(T)));
+  T* pack_x = p.pack_x;
+  T* pack_dy = p.pack_dy;
   for (int64_t s = 0; s < p.nseg; ++s) {
     const T* x = p.x + p.seg[s].x;
     const T* dy = p.dy + p.seg[s].dy;
@@ -102,6 +104,19 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v)
         d[v] = FULL ? S::load(dy + v * W) : S::load_n(dy + v * W, p.nr - v * W);
+      if constexpr (PACK) {
+        if (pack_dy != nullptr) {
+#pragma GCC unroll 64
+          for (int v = 0; v < NV; ++v) S::store(pack_dy + v * W, d[v]);
+          pack_dy += NV * W;
+        }
+        if (pack_x != nullptr) {  // this tile's MR' channels, in a slot of the table's MR
+#pragma GCC unroll 64
+          for (int c = 0; c < MR; c += W)
+            S::store(pack_x + c, MR - c >= W ? S::load(x + c) : S::load_n(x + c, MR - c));
+          pack_x += p.x_slot;
+        }
+      }
 #pragma GCC unroll 64
       for (int m = 0; m < MR; ++m) {
         const V xm = S::bcast(x + m);
@@ -135,18 +150,18 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 // Dispatches on the tile's row count (a compile-time MR' <= MR, so that no broadcast reads past
 // the tile's channels), on whether the tile has all NR columns, and on which prefetches the call
 // has (PF, TILE above).
-template <class S, int MR, int NV, bool FULL, bool PF, bool TILE>
+template <class S, int MR, int NV, bool FULL, bool PF, bool TILE, bool PACK = false>
 struct FilterKernels {
   using Fn = void (*)(const FilterTile<typename S::T>&);
   static constexpr Fn fn[8] = {
       nullptr,
-      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, FULL, PF, TILE>,
-      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, FULL, PF, TILE>,
-      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, FULL, PF, TILE>,
-      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, FULL, PF, TILE>,
-      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, FULL, PF, TILE>,
-      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, FULL, PF, TILE>,
-      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, FULL, PF, TILE>,
+      &filter_kernel_fixed<S, (MR >= 1 ? 1 : MR), NV, FULL, PF, TILE, PACK>,
+      &filter_kernel_fixed<S, (MR >= 2 ? 2 : MR), NV, FULL, PF, TILE, PACK>,
+      &filter_kernel_fixed<S, (MR >= 3 ? 3 : MR), NV, FULL, PF, TILE, PACK>,
+      &filter_kernel_fixed<S, (MR >= 4 ? 4 : MR), NV, FULL, PF, TILE, PACK>,
+      &filter_kernel_fixed<S, (MR >= 5 ? 5 : MR), NV, FULL, PF, TILE, PACK>,
+      &filter_kernel_fixed<S, (MR >= 6 ? 6 : MR), NV, FULL, PF, TILE, PACK>,
+      &filter_kernel_fixed<S, (MR >= 7 ? 7 : MR), NV, FULL, PF, TILE, PACK>,
   };
 };
 
@@ -156,6 +171,10 @@ template <class S, int MR, int NV, bool FULL>
 auto filter_kernel_for(const FilterTile<typename S::T>& p) {
   constexpr bool kWide = wide_panel(NV * S::W * static_cast<int64_t>(sizeof(typename S::T)));
   const bool pf = p.pf_lines > 0, tile = kWide && p.next_c != nullptr;
+  // Packing on first use: with the lines' prefetch only (packed_runs asks for no other).
+  if (p.pack_x != nullptr || p.pack_dy != nullptr)
+    return pf ? FilterKernels<S, MR, NV, FULL, true, false, true>::fn[p.mr]
+              : FilterKernels<S, MR, NV, FULL, false, false, true>::fn[p.mr];
   const auto* fn = pf ? (tile ? FilterKernels<S, MR, NV, FULL, true, kWide>::fn
                               : FilterKernels<S, MR, NV, FULL, true, false>::fn)
                       : (tile ? FilterKernels<S, MR, NV, FULL, false, kWide>::fn

@@ -325,15 +325,17 @@ namespace {
 using ProbeFilterFn = void (*)(const opt::FilterTile<float>&);
 
 // filter_kernel_fixed with a row count known at run time (2 or 4: rows below MR and all of them).
-template <int NV, bool PF, bool TILE>
+template <int NV, bool PF, bool TILE, bool PACK = false>
 ProbeFilterFn probe_fixed(int64_t mr) {
   using S = opt::dispatch_probe::Scalar<float>;
-  return mr == 2 ? &opt::dispatch_probe::filter_kernel_fixed<S, 2, NV, true, PF, TILE>
-                 : &opt::dispatch_probe::filter_kernel_fixed<S, 4, NV, true, PF, TILE>;
+  return mr == 2 ? &opt::dispatch_probe::filter_kernel_fixed<S, 2, NV, true, PF, TILE, PACK>
+                 : &opt::dispatch_probe::filter_kernel_fixed<S, 4, NV, true, PF, TILE, PACK>;
 }
 
 template <int NV>
-ProbeFilterFn probe_want(int64_t mr, bool pf, bool tile) {
+ProbeFilterFn probe_want(int64_t mr, bool pf, bool tile, bool pack) {
+  if (pack)
+    return pf ? probe_fixed<NV, true, false, true>(mr) : probe_fixed<NV, false, false, true>(mr);
   return pf ? (tile ? probe_fixed<NV, true, true>(mr) : probe_fixed<NV, true, false>(mr))
             : (tile ? probe_fixed<NV, false, true>(mr) : probe_fixed<NV, false, false>(mr));
 }
@@ -341,15 +343,19 @@ ProbeFilterFn probe_want(int64_t mr, bool pf, bool tile) {
 }  // namespace
 
 // filter_kernel_for (kernels_impl.h): a call takes its row count's kernel with the prefetch code
-// for what it has, the lines (PF) and, with panels wider than a line only, a later tile (TILE).
+// for what it has, the lines (PF) and, with panels wider than a line only, a later tile (TILE);
+// a call that packs its operands as it goes (packed_runs) the packing kernel, with the lines'
+// prefetch where it has them and never a later tile's (packed_runs asks for none).
 // A prefetch cannot change a result, so no oracle check sees a call given a kernel without its
 // prefetches (a silent loss of speed): this does. Scalar floats, 4 rows: 16 columns are one line,
-// 32 are two.
+// 32 are two. (A call that should pack and is given a kernel that does not is caught by the
+// packed path's bitwise test: its later tiles would read unwritten panels.)
 BOOST_AUTO_TEST_CASE(backprop_filter_calls_take_the_kernel_with_their_prefetches) {
   using S = opt::dispatch_probe::Scalar<float>;
   struct Case {
     bool lines, later, wide;  // the call has lines to prefetch, a later tile; the panel is wide
     bool pf, tile;            // the kernel it must take
+    bool pack = false;        // the call packs (pack_dy), and the kernel must
   };
   static_assert(!opt::wide_panel(16 * sizeof(float)) && opt::wide_panel(32 * sizeof(float)));
   alignas(64) static float c[4 * 32];
@@ -358,7 +364,9 @@ BOOST_AUTO_TEST_CASE(backprop_filter_calls_take_the_kernel_with_their_prefetches
        {Case{false, false, false, false, false}, Case{true, false, false, true, false},
         Case{false, true, false, false, false}, Case{true, true, false, true, false},
         Case{false, false, true, false, false}, Case{true, false, true, true, false},
-        Case{false, true, true, false, true}, Case{true, true, true, true, true}}) {
+        Case{false, true, true, false, true}, Case{true, true, true, true, true},
+        Case{false, false, false, false, false, true}, Case{true, false, true, true, false, true},
+        Case{true, true, true, true, false, true}}) {
     for (int64_t mr : {2, 4}) {
       opt::FilterTile<float> p;
       p.mr = mr;
@@ -367,15 +375,17 @@ BOOST_AUTO_TEST_CASE(backprop_filter_calls_take_the_kernel_with_their_prefetches
       p.pf_last = sizeof buf - 1;
       p.next_c = k.later ? c : nullptr;
       p.next_mr = k.later ? 4 : 0;
+      p.pack_dy = k.pack ? c : nullptr;
       const ProbeFilterFn got = k.wide ? opt::dispatch_probe::filter_kernel_for<S, 4, 32, true>(p)
                                        : opt::dispatch_probe::filter_kernel_for<S, 4, 16, true>(p);
-      const ProbeFilterFn want =
-          k.wide ? probe_want<32>(mr, k.pf, k.tile) : probe_want<16>(mr, k.pf, k.tile);
+      const ProbeFilterFn want = k.wide ? probe_want<32>(mr, k.pf, k.tile, k.pack)
+                                        : probe_want<16>(mr, k.pf, k.tile, k.pack);
       BOOST_TEST((got == want), (k.lines ? "lines" : "no lines")
                                     << (k.later ? ", a later tile" : ", no later tile")
-                                    << (k.wide ? ", wide panel" : ", one-line panel") << ", " << mr
+                                    << (k.wide ? ", wide panel" : ", one-line panel")
+                                    << (k.pack ? ", packing" : "") << ", " << mr
                                     << " rows: not the kernel with its prefetches (PF " << k.pf
-                                    << ", TILE " << k.tile << ")");
+                                    << ", TILE " << k.tile << ", PACK " << k.pack << ")");
     }
   }
 }
@@ -884,29 +894,60 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
   omp_set_num_threads(saved);
 }
 
-// A 1x1 backprop filter with fewer input than output channels runs mirrored (out_backprop
-// broadcast, input panels, into the filter's transpose): every element sums the same products in
-// the same order, so the bytes equal the plain orientation's, under every ISA, dtype and thread
-// count (pseudo-random operands: no NaN, whose payload may follow the operand order).
-BOOST_AUTO_TEST_CASE(mirrored_1x1_backprop_filter_is_bitwise_the_plain_one) {
-  const char* const problems[] = {
-      "conv2d_backprop_filter:input=3x11x13x70,filter=1x1x70x151",
-      "conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100",
-      "conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype=f64",
-      "conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,dtype=bf16",
-      "conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16",
+// A 1x1 backprop filter with fewer input than output channels (at least a panel of them) runs
+// as a packed GEMM (both operands packed on first use, in blocks of pixels), and without it
+// mirrored (out_backprop broadcast, input panels, into the filter's transpose): each sums every
+// element's products in the same order as the plain in-place path, so the bytes equal the plain
+// path's, under every ISA, dtype and thread count (pseudo-random operands: no NaN, whose payload
+// may follow the operand order). Under caches of 8 MiB L2 each chunk is one block of pixels;
+// under 256 KiB the chunks of the problems marked `more` are several, split inside an output row
+// (a segment). Padded rows give chunks without pixels (6 of 8 in the padded problem), whose
+// filter is all zeros.
+BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_plain_one) {
+  struct Case {
+    const char* text;
+    bool more;  // more blocks under the smaller caches, with one thread
+  };
+  const Case cases[] = {
+      {"conv2d_backprop_filter:input=3x11x26x70,filter=1x1x70x151", true},
+      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100", false},
+      {"conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype="
+       "f64",
+       false},
+      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,dtype=bf16", false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16", false},
+      {"conv2d_backprop_filter:input=1x2x40x64,filter=1x1x64x80,padding=3:3:0:0", false},
   };
   const int saved = omp_get_max_threads();
-  for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
-    const Problem p = parse_problem(text);
+  for_each_isa(cases, [](opt::Isa, const Case& c, const std::string& what) {
+    const Problem p = parse_problem(c.text);
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
-      const std::vector<unsigned char> mirrored = result_bytes(p);
-      opt::allow_mirrored_filter(false);
-      const std::vector<unsigned char> plain = result_bytes(p);
-      opt::allow_mirrored_filter(true);
-      BOOST_TEST(!plain.empty());
-      BOOST_TEST((mirrored == plain), what << ", " << threads << " threads");
+      int64_t blocks[2] = {};
+      for (int small : {0, 1}) {
+        opt::override_cache_sizes(small ? 4 * 1024 : 32 * 1024, small ? 256 * 1024 : 8 << 20);
+        opt::packed_filter_blocks_for_tests();
+        const std::vector<unsigned char> packed = result_bytes(p);
+        blocks[small] = opt::packed_filter_blocks_for_tests();
+        opt::allow_packed_filter(false);
+        const std::vector<unsigned char> mirrored = result_bytes(p);
+        opt::allow_mirrored_filter(false);
+        const std::vector<unsigned char> plain = result_bytes(p);
+        opt::allow_mirrored_filter(true);
+        opt::allow_packed_filter(true);
+        BOOST_TEST(opt::packed_filter_blocks_for_tests() == 0, what << ": packed when not allowed");
+        opt::clear_cache_override();
+        const std::string how = what + ", " + std::to_string(threads) + " threads" +
+                                (small ? ", 256 KiB L2" : ", 8 MiB L2");
+        BOOST_TEST(!plain.empty());
+        BOOST_TEST((packed == plain), how << ": packed");
+        BOOST_TEST((mirrored == plain), how << ": mirrored");
+      }
+      BOOST_TEST(blocks[0] > 0, what << ": the packed path was not taken");
+      if (threads == 1 && c.more)  // (one thread: a unit per chunk)
+        BOOST_TEST(blocks[1] > blocks[0], what << ": " << blocks[0] << " blocks, " << blocks[1]
+                                               << " under the smaller caches");
     }
   });
   omp_set_num_threads(saved);
