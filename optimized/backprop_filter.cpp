@@ -1,5 +1,6 @@
 // Conv2DBackpropFilter (spec B §3.3): per tap, a GEMM of the shifted input's transpose with
-// out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile).
+// out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile), or
+// for most 1x1 filters packed on first use (packed_runs).
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -46,7 +47,8 @@ namespace convcheck::opt {
 // arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
-// is computed mirrored: the tiles broadcast MR out_backprop channels and load NR input channels,
+// was computed mirrored until 2026-12-02 (now packed, below, where its blocks hold 16 pixels or
+// more): the tiles broadcast MR out_backprop channels and load NR input channels,
 // into dw's transpose (scratch), transposed into dw at the end. Either way every element sums the
 // same products in the same pixel and chunk order (a product x * dy is dy * x), so the result is
 // bitwise the same; what changes is which tensor the run's panel comes from: the narrower one, as
@@ -64,7 +66,8 @@ namespace convcheck::opt {
 // 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6 rounds). A first packed GEMM
 // (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of oneDNN against
 // 0.78-0.83, AVX2, 1 thread): the pass takes the memory misses that the kernel otherwise overlaps
-// with its arithmetic; so did a pass here (10-15 % of the time). Layers with more input than
+// with its arithmetic; so did a pass here (run alone, 4.8-5.4 ms of the layer's 12.9 at one
+// thread, bench/zen3-2026-12-02/README.md). Layers with more input than
 // output channels (256 -> 64: 1.00 in place, 0.85 packed) read both in place. Not measured under
 // AVX-512 (no such CPU that day), where the same rule applies.
 //
@@ -223,7 +226,9 @@ struct Packs {
   std::vector<T> b;  // the out_backprop panel's slice
   std::vector<Segment> seg;
   std::vector<T> pa, pb;  // packed_runs: the input's and out_backprop's panels of one block
-  std::vector<Segment> seg_x, seg_dy;  // packed_runs: a block's pieces, one side packed
+  // packed_runs: a block's pieces, both in place or one side packed
+  std::vector<Segment> seg_in_place, seg_x, seg_dy;
+  int64_t packed_blocks = 0;  // blocks packed (packed_filter_blocks_for_tests)
   int64_t streamed = 0;  // tile calls that streamed their sums (streamed_filter_calls_for_tests)
 };
 
@@ -336,13 +341,16 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 
 // A 1x1 filter as a packed GEMM (backprop_filter, packed): the item's pixels (its rows'
 // segments, in order) in blocks of P.kc, and every tile of the item over each block, out_backprop
-// panel by panel (so that one stays in L1 while the input panels pass it). Both operands are
+// panel by panel (so that one stays in L1 while the input panels pass it: on a 512 KiB L2; with
+// a larger L2, say AVX-512's 2 MiB, the panel outgrows a 48 KiB L1 and is read from L2, not
+// measured). Both operands are
 // packed, the input as MR-channel panels [kc][MR] and out_backprop as the item's NR-channel panels
 // [kc][NR], so that a tile reads them contiguously: in place they are a line per pixel, the
 // channel strides apart, which maps them to a few L1 sets. They are packed on first use: the
 // block's first tile of a panel reads it in place and stores it packed as it goes (FilterTile::
-// pack_x, pack_dy), so the packing costs a store per vector and its loads are the arithmetic's
-// own; a separate packing pass measured 10-15 % of the time (ResNet's 1x1, AVX2, one thread). The
+// pack_x, pack_dy), so the packing costs a store per vector (and for the input, whose elements the
+// arithmetic broadcasts, a vector load per pixel); a separate packing pass took, run alone, 4.8-5.4
+// ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The
 // next block's input and out_backprop are prefetched into L2 over the block's tile calls. Each
 // tile continues its sum from memory, pixel after pixel: the same terms in the same order as
 // tap_runs, so the bytes are the same.
@@ -359,7 +367,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
   const int64_t lda = P.lda;  // the packed input panels' stride
   // The block's pieces (one segment's run of pixels each) in the four forms a tile reads them:
   // x and dy in place, or either packed (offsets k * MR, k * NR into its panel).
-  std::vector<Segment>& in_place = pk->seg;
+  std::vector<Segment>& in_place = pk->seg_in_place;
   std::vector<Segment>& x_packed = pk->seg_x;
   std::vector<Segment>& dy_packed = pk->seg_dy;
   // A cursor over the item's pixels: row r, its t-th column of the segment.
@@ -439,7 +447,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       nb.issue_due();
     }
     at = next;
-    g_packed_blocks.fetch_add(1, std::memory_order_relaxed);
+    ++pk->packed_blocks;
   }
 }
 
@@ -538,7 +546,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // 2^60 times a row would overflow, issue 8).
   const int64_t span_rows = std::min(g.sh, g.H);
   // Blocks: the input and out_backprop rows fit L2 when every tap re-reads the block; an eighth of
-  // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1).
+  // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1 while
+  // it ran here, before packed_runs).
   const int64_t row_bytes = (g.OW * g.O + span_rows * g.W * g.C) * elem + 1;
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
   // A filter of several taps larger than the activations is one block: every block loads and
@@ -611,9 +620,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   if (packed) {
     P.kc = packed_kc;
-    // (A slot's whole-vector stores may pass its end by a vector less one element: FilterTile.)
+    // (An input slot's whole-vector stores may pass its end by a vector less one element:
+    // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
     P.lda = P.kc * P.MR + kt.width;
-    P.ldb = P.kc * P.NR + kt.width;
+    P.ldb = P.kc * P.NR;
     P.pack = false;
     P.prefetch_next = false;
     P.stream = false;
@@ -719,6 +729,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
           tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
       }
     }
+    if (pk.packed_blocks > 0)
+      g_packed_blocks.fetch_add(pk.packed_blocks, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);

@@ -63,9 +63,10 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 // ---- backprop filter --------------------------------------------------------------------------
 
 // PF / TILE: the kernel also issues the call's prefetches, a line per pixel: FilterTile::pf's
-// lines (PF) and the later tile's rows, next_c (TILE). A call takes the kernel with the code for
-// what it has only (filter_kernel_for): present even unused, next_c's state cost DCGAN g2's 4-pixel
-// segments 12-29 % on AVX2 (bench/xeon-2026-11-29c).
+// lines (PF) and the later tile's rows, next_c (TILE). PACK: it also stores what it reads into
+// FilterTile::pack_x / pack_dy where they are set (backprop_filter.cpp, packed_runs). A call takes
+// the kernel with the code for what it has only (filter_kernel_for): present even unused, next_c's
+// state cost DCGAN g2's 4-pixel segments 12-29 % on AVX2 (bench/xeon-2026-11-29c).
 template <class S, int MR, int NV, bool FULL, bool PF, bool TILE, bool PACK>
 void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   using T = typename S::T;
@@ -148,8 +149,8 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 }
 
 // Dispatches on the tile's row count (a compile-time MR' <= MR, so that no broadcast reads past
-// the tile's channels), on whether the tile has all NR columns, and on which prefetches the call
-// has (PF, TILE above).
+// the tile's channels), on whether the tile has all NR columns, on which prefetches the call
+// has (PF, TILE above) and whether it packs (PACK).
 template <class S, int MR, int NV, bool FULL, bool PF, bool TILE, bool PACK = false>
 struct FilterKernels {
   using Fn = void (*)(const FilterTile<typename S::T>&);

@@ -646,10 +646,10 @@ unsigned char* copy_at(const Tensor& t, std::size_t offset, std::vector<unsigned
   return at;
 }
 
-// The backend's result bytes for `in`, with the operands and the result (poisoned) `offset` bytes
-// past a 64-byte boundary.
+// The backend's result bytes for `in`, with the operands and the result (filled with `poison`
+// bytes first) `offset` bytes past a 64-byte boundary.
 std::vector<unsigned char> result_at(const CheckedProblem& checked, const testbed::Operands2& in,
-                                     std::size_t offset) {
+                                     std::size_t offset, unsigned char poison = 0xA5) {
   const Problem& p = checked.problem();
   const OpIO io = op_io(p.op);
   std::vector<unsigned char> sa, sb, sr;
@@ -663,7 +663,7 @@ std::vector<unsigned char> result_at(const CheckedProblem& checked, const testbe
                 storage_layout(p, io.result_like));
   TensorView vr = view(result);
   vr.data = copy_at(result, offset, &sr);
-  std::memset(vr.data, 0xA5, result.bytes());
+  std::memset(vr.data, poison, result.bytes());
   optimized().run(checked, ops, vr);
   const auto* got = static_cast<const unsigned char*>(vr.data);
   return std::vector<unsigned char>(got, got + result.bytes());
@@ -921,19 +921,22 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
   };
   const int saved = omp_get_max_threads();
   for_each_isa(cases, [](opt::Isa, const Case& c, const std::string& what) {
-    const Problem p = parse_problem(c.text);
+    const CheckedProblem checked(parse_problem(c.text));
+    const testbed::Operands2 in = testbed::random_operands(checked.problem(), 12345);
+    // (into a result of NaNs, 0xFF bytes: a tile never stored shows, even under added partials)
+    auto result = [&] { return result_at(checked, in, 0, 0xFF); };
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
       int64_t blocks[2] = {};
       for (int small : {0, 1}) {
         opt::override_cache_sizes(small ? 4 * 1024 : 32 * 1024, small ? 256 * 1024 : 8 << 20);
         opt::packed_filter_blocks_for_tests();
-        const std::vector<unsigned char> packed = result_bytes(p);
+        const std::vector<unsigned char> packed = result();
         blocks[small] = opt::packed_filter_blocks_for_tests();
         opt::allow_packed_filter(false);
-        const std::vector<unsigned char> mirrored = result_bytes(p);
+        const std::vector<unsigned char> mirrored = result();
         opt::allow_mirrored_filter(false);
-        const std::vector<unsigned char> plain = result_bytes(p);
+        const std::vector<unsigned char> plain = result();
         opt::allow_mirrored_filter(true);
         opt::allow_packed_filter(true);
         BOOST_TEST(opt::packed_filter_blocks_for_tests() == 0, what << ": packed when not allowed");
