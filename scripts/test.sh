@@ -23,9 +23,9 @@ stage "build"
 # The eigen comparator's ISA modules this CPU runs (each copy of eigen_kernels.cpp is 5-10 minutes
 # of one core here; a module the CPU cannot run is never loaded, so its tests would skip): both on
 # a CPU with AVX-512, avx2 on one without (CI's Zen 3). A user's build makes both (the default).
-if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then eigen_modules="avx2;avx512"
-elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then eigen_modules=avx2
-else eigen_modules=OFF; fi
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then eigen_modules="avx2;avx512" opt_isa=dispatch
+elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then eigen_modules=avx2 opt_isa=avx2
+else eigen_modules=OFF opt_isa=generic; fi
 cmake -S . -B build -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_EIGEN_MODULES="$eigen_modules"
 cmake --build build -j "$jobs"
 stage "every CTest suite"
@@ -41,17 +41,25 @@ stage "AddressSanitizer + UBSan build"
 # it took over 21 minutes at -O2, the ASan build's critical path, and put CI past its 90: it is
 # compiled at -O1 (CONVCHECK_EIGEN_KERNELS_FLAGS, comparators/CMakeLists.txt), which still
 # inlines Eigen's expression templates; the eigen suites under the sanitizers are a few seconds.
+# The test programs' own code is compiled at -O1 too (CONVCHECK_TEST_FLAGS, tests/CMakeLists.txt:
+# a third of this build's compile time, 2026-12-02), and optimized/'s kernels only for the ISAs
+# this CPU runs (CONVCHECK_OPTIMIZED_ISA=avx2 without AVX-512: the AVX-512 file, 3 minutes here,
+# would never run). CI then took 87 minutes of its 90 on the Zen 3 guest before these two cuts and
+# the `isa` label's below (2026-12-02: build 13 min, every suite 18, ASan build 24, its suites 14,
+# TSan 12, fuzz 6).
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVCHECK_EIGEN_MODULES=OFF \
-  -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O1 \
+  -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O1 -DCONVCHECK_TEST_FLAGS=-O1 -DCONVCHECK_OPTIMIZED_ISA="$opt_isa" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build-asan -j "$jobs"
 # Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same
-# code paths), `slurm` (the recipe's scripts and the cluster, run once above) and `python` (its
-# package is built by pip, not with the sanitizers; it ran above).
+# code paths), `slurm` (the recipe's scripts and the cluster, run once above), `python` (its
+# package is built by pip, not with the sanitizers; it ran above) and `isa` (isa_symbols reads the
+# binaries' instructions, which is about the main build's binaries, not these: 229 s of test time
+# under ASan on the Zen 3 guest; the CPU-model matrix is not built with the sanitizers).
 stage "the suites under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python' ${CTEST_ARGS:-}
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python|isa' ${CTEST_ARGS:-}
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
   stage "ThreadSanitizer (scripts/tsan.sh)"
