@@ -2,8 +2,9 @@
 # The test command (README, .ci/run): installs what the project needs, builds with
 # -Wall -Wextra -Werror and runs every CTest suite; then builds the AddressSanitizer +
 # UndefinedBehaviorSanitizer configuration (GPU parts off) and runs the suites again under it (all
-# but `slow`); then the ThreadSanitizer run of the OpenMP backends (scripts/tsan.sh) and 60 seconds
-# of each fuzz target (scripts/fuzz-ci.sh). Skip those two with CONVCHECK_QUICK=1.
+# but `slow`, and `python`, `slurm` and `isa`, which are about the main build); then the
+# ThreadSanitizer run of the OpenMP backends (scripts/tsan.sh) and 60 seconds of each fuzz target
+# (scripts/fuzz-ci.sh). Skip those two with CONVCHECK_QUICK=1.
 # Choose suites with CTEST_ARGS, e.g. CTEST_ARGS='-L unit' (labels: unit, core, reference, cli,
 # fuzz, isa: the CPU-model matrix under qemu-user and the GPU architectures in the fatbinary;
 # python: the Python package installed into build/python-venv and its pytest suite).
@@ -44,9 +45,9 @@ stage "AddressSanitizer + UBSan build"
 # The test programs' own code is compiled at -O1 too (CONVCHECK_TEST_FLAGS, tests/CMakeLists.txt:
 # a third of this build's compile time, 2026-12-02), and optimized/'s kernels only for the ISAs
 # this CPU runs (CONVCHECK_OPTIMIZED_ISA=avx2 without AVX-512: the AVX-512 file, 3 minutes here,
-# would never run). CI then took 87 minutes of its 90 on the Zen 3 guest before these two cuts and
-# the `isa` label's below (2026-12-02: build 13 min, every suite 18, ASan build 24, its suites 14,
-# TSan 12, fuzz 6).
+# would never run). Before these two cuts and the `isa` label's below, a clean-clone CI took 85
+# minutes of its 90 on the Zen 3 guest (2026-12-02: build 13 min, every suite 18, ASan build 24,
+# its suites 14, TSan 12, fuzz 4).
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVCHECK_EIGEN_MODULES=OFF \
   -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O1 -DCONVCHECK_TEST_FLAGS=-O1 -DCONVCHECK_OPTIMIZED_ISA="$opt_isa" \
