@@ -42,15 +42,16 @@ stage "AddressSanitizer + UBSan build"
 # it took over 21 minutes at -O2, the ASan build's critical path, and put CI past its 90: it is
 # compiled at -O1 (CONVCHECK_EIGEN_KERNELS_FLAGS, comparators/CMakeLists.txt), which still
 # inlines Eigen's expression templates; the eigen suites under the sanitizers are a few seconds.
-# The test programs' own code is compiled at -O1 too (CONVCHECK_TEST_FLAGS, tests/CMakeLists.txt:
-# a third of this build's compile time, 2026-12-02), and optimized/'s kernels only for the ISAs
-# this CPU runs (CONVCHECK_OPTIMIZED_ISA=avx2 without AVX-512: the AVX-512 file, 3 minutes here,
-# would never run). Before these two cuts and the `isa` label's below, a clean-clone CI took 85
-# minutes of its 90 on the Zen 3 guest (2026-12-02: build 13 min, every suite 18, ASan build 24,
-# its suites 14, TSan 12, fuzz 4).
+# optimized/'s kernels are compiled only for the ISAs this CPU runs (CONVCHECK_OPTIMIZED_ISA=avx2
+# without AVX-512: the AVX-512 file, 3 minutes of one core here, would never run). Before this and
+# the `isa` label's cut below, a clean-clone CI took 85 minutes of its 90 on the Zen 3 guest
+# (2026-12-02: build 13 min, every suite 18, ASan build 24, its suites 14, TSan 12, fuzz 4).
+# Tried and dropped: the test programs at -O1 saved 430 s of this build's compile and cost 460 s
+# of its suites' time (a run of mine beside them for two minutes is part of that; test_gpu_kernels
+# 289 -> 512 s: the GPU kernels' host emulation is compiled into the test).
 cmake -S . -B build-asan -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_SANITIZE=ON \
   -DCONVCHECK_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVCHECK_EIGEN_MODULES=OFF \
-  -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O1 -DCONVCHECK_TEST_FLAGS=-O1 -DCONVCHECK_OPTIMIZED_ISA="$opt_isa" \
+  -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O1 -DCONVCHECK_OPTIMIZED_ISA="$opt_isa" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 cmake --build build-asan -j "$jobs"
 # Under the sanitizers everything but the `slow` (and `large`) label (the suite runs repeat the same

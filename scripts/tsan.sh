@@ -24,9 +24,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
-# No eigen ISA modules, and line tables only (as the sanitizer build in scripts/test.sh: compile
-# time).
+# No eigen ISA modules, optimized/'s kernels only for the ISAs this CPU runs, and line tables only
+# (as the sanitizer build in scripts/test.sh: compile time).
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then opt_isa=dispatch
+elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then opt_isa=avx2
+else opt_isa=generic; fi
 CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCONVCHECK_CUDA=OFF -DCONVCHECK_ONEDNN=OFF \
+  -DCONVCHECK_OPTIMIZED_ISA="$opt_isa" \
   -DCONVCHECK_EIGEN_MODULES=OFF -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O0 \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
