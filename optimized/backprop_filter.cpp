@@ -125,7 +125,7 @@ struct Plan {
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
-  int64_t lda = 0, ldb = 0;     // packed: the input's and out_backprop's panel strides
+  int64_t lda = 0;              // packed: the input panels' stride (out_backprop's: kc * NR)
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -360,7 +360,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
   const Geometry& g = *P.g;
   const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, kc = P.kc;
   assert(t0 % qblocks == 0 && t1 % qblocks == 0);
-  const int64_t ob0 = t0 / qblocks;
+  const int64_t ob0 = t0 / qblocks, ob1 = t1 / qblocks;
   const int64_t elem = static_cast<int64_t>(sizeof(T));
   T* const pa = pk->pa.data();
   T* const pb = pk->pb.data();
@@ -419,33 +419,34 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       }
       nb.spread(t1 - t0);
     }
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t ob = t / qblocks, qb = t % qblocks, o0 = ob * NR;
-      // The input panels are packed by the item's first out_backprop panel's tiles, each
-      // out_backprop panel by its first tile (items hold whole panels: backprop_filter, grain).
-      const bool x_first = ob == ob0, dy_first = qb == 0;
-      FilterTile<T> ft;
-      ft.x = x_first ? P.x + qb * MR : pa + qb * lda;
-      ft.x_step = x_first ? P.x_step : MR;
-      ft.dy = dy_first ? P.dy + o0 : pb;
-      ft.dy_step = dy_first ? g.O : NR;
-      const std::vector<Segment>& pieces = x_first ? (dy_first ? in_place : dy_packed) : x_packed;
-      ft.seg = x_first || dy_first ? pieces.data() : &both_packed;
-      ft.nseg = x_first || dy_first ? static_cast<int64_t>(pieces.size()) : 1;
-      if (x_first) {
-        ft.pack_x = pa + qb * lda;
-        ft.x_slot = MR;
+    for (int64_t ob = ob0; ob < ob1; ++ob)
+      for (int64_t qb = 0; qb < qblocks; ++qb) {
+        const int64_t o0 = ob * NR;
+        // The input panels are packed by the item's first out_backprop panel's tiles, each
+        // out_backprop panel by its first tile (items hold whole panels: backprop_filter, grain).
+        const bool x_first = ob == ob0, dy_first = qb == 0;
+        FilterTile<T> ft;
+        ft.x = x_first ? P.x + qb * MR : pa + qb * lda;
+        ft.x_step = x_first ? P.x_step : MR;
+        ft.dy = dy_first ? P.dy + o0 : pb;
+        ft.dy_step = dy_first ? g.O : NR;
+        const std::vector<Segment>& pieces = x_first ? (dy_first ? in_place : dy_packed) : x_packed;
+        ft.seg = x_first || dy_first ? pieces.data() : &both_packed;
+        ft.nseg = x_first || dy_first ? static_cast<int64_t>(pieces.size()) : 1;
+        if (x_first) {
+          ft.pack_x = pa + qb * lda;
+          ft.x_slot = MR;
+        }
+        if (dy_first) ft.pack_dy = pb;
+        ft.c = out + qb * MR * P.ldc + o0;
+        ft.ldc = P.ldc;
+        ft.mr = std::min(MR, P.Mrows - qb * MR);
+        ft.nr = std::min(NR, P.cols - o0);
+        ft.accumulate = block > 0;  // the item's first block stores (every tile covers its C)
+        nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
+        P.kernel(ft);
+        nb.issue_due();
       }
-      if (dy_first) ft.pack_dy = pb;
-      ft.c = out + qb * MR * P.ldc + o0;
-      ft.ldc = P.ldc;
-      ft.mr = std::min(MR, P.Mrows - qb * MR);
-      ft.nr = std::min(NR, P.cols - o0);
-      ft.accumulate = block > 0;  // the item's first block stores (every tile covers its C)
-      nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
-      P.kernel(ft);
-      nb.issue_due();
-    }
     at = next;
     ++pk->packed_blocks;
   }
@@ -623,7 +624,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
     // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
     P.lda = P.kc * P.MR + kt.width;
-    P.ldb = P.kc * P.NR;
     P.pack = false;
     P.prefetch_next = false;
     P.stream = false;
@@ -708,7 +708,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     }
     if (P.kc > 0) {
       pk.pa.resize(static_cast<std::size_t>(P.lda * P.qblocks));
-      pk.pb.resize(static_cast<std::size_t>(P.ldb));
+      pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR));
     }
     int64_t u0, u1;
     while (units->next(tid, &u0, &u1)) {

@@ -24,9 +24,7 @@ stage "build"
 # The eigen comparator's ISA modules this CPU runs (each copy of eigen_kernels.cpp is 5-10 minutes
 # of one core here; a module the CPU cannot run is never loaded, so its tests would skip): both on
 # a CPU with AVX-512, avx2 on one without (CI's Zen 3). A user's build makes both (the default).
-if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then eigen_modules="avx2;avx512" opt_isa=dispatch
-elif grep -qw avx2 /proc/cpuinfo 2>/dev/null; then eigen_modules=avx2 opt_isa=avx2
-else eigen_modules=OFF opt_isa=generic; fi
+. scripts/cpu-isa.sh  # eigen_modules, and opt_isa for the sanitizer build below
 cmake -S . -B build -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_EIGEN_MODULES="$eigen_modules"
 cmake --build build -j "$jobs"
 stage "every CTest suite"
