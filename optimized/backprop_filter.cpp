@@ -47,8 +47,8 @@ namespace convcheck::opt {
 // arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
-// was computed mirrored until 2026-12-02 (now packed, below, where its blocks hold 16 pixels or
-// more): the tiles broadcast MR out_backprop channels and load NR input channels,
+// is computed mirrored where it is not packed (below; on AVX-512, a panel of input channels, as
+// ResNet's 64 -> 256): the tiles broadcast MR out_backprop channels and load NR input channels,
 // into dw's transpose (scratch), transposed into dw at the end. Either way every element sums the
 // same products in the same pixel and chunk order (a product x * dy is dy * x), so the result is
 // bitwise the same; what changes is which tensor the run's panel comes from: the narrower one, as
@@ -59,17 +59,17 @@ namespace convcheck::opt {
 // 0.79-0.82 -> 0.89-0.92; AVX2 within the noise (0.86-0.98 both ways). The same layer the other way
 // round (256 -> 64) was already at 1.08-1.24.
 //
-// Since 2026-12-02 those 1x1 layers run as a packed GEMM instead (packed_runs): both operands
-// packed on first use, in blocks of pixels, every tile of a block reading them contiguously.
-// Mirrored stays for a layer whose blocks would hold fewer than 16 pixels. On ResNet's 64 -> 256
-// layer (AVX2 Zen 3, 2 threads, paired against oneDNN, 14 interleaved rounds) 0.87 mirrored ->
-// 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6 rounds). A first packed GEMM
+// Since 2026-12-02 most of those 1x1 layers, and 1x1 layers whose filter is large beside the
+// activations, run as a packed GEMM instead (packed_runs; which layers: backprop_filter, packed):
+// both operands packed on first use, in blocks of pixels, every tile of a block reading them
+// contiguously. On ResNet's 64 -> 256 layer (AVX2 Zen 3, 2 threads, paired against oneDNN, 14
+// interleaved rounds) 0.87 mirrored -> 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6
+// rounds); on AVX-512 (Xeon guest) 0.84 -> 1.11 on the stride-2 layer, 2048 -> 512 at 7x7 0.56 ->
+// 0.72 (in place before), 512 -> 2048 0.41 -> 0.96 (mirrored before). A first packed GEMM
 // (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of oneDNN against
 // 0.78-0.83, AVX2, 1 thread): the pass takes the memory misses that the kernel otherwise overlaps
 // with its arithmetic; so did a pass here (run alone, 4.8-5.4 ms of the layer's 12.9 at one
-// thread, bench/zen3-2026-12-02/README.md). Layers with more input than
-// output channels (256 -> 64: 1.00 in place, 0.85 packed) read both in place. Not measured under
-// AVX-512 (no such CPU that day), where the same rule applies.
+// thread, bench/zen3-2026-12-02/README.md).
 //
 // When the filter is small beside the activations, the output rows are also split into a fixed
 // number of chunks (a function of the problem alone), each summed into its own partial filter, and
@@ -82,7 +82,7 @@ namespace {
 bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
 bool g_allow_packed = true;    // allow_packed_filter (tests)
 std::atomic<int64_t> g_streamed_calls{0};
-std::atomic<int64_t> g_packed_blocks{0};  // packed_filter_blocks_for_tests
+std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
 // partial filters taking no more memory than the activations (a mirrored 1x1 layer takes one
@@ -126,6 +126,7 @@ struct Plan {
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   int64_t lda = 0;              // packed: the input panels' stride (out_backprop's: kc * NR)
+  int64_t q_range = 0;          // packed: input panels (q blocks) per range
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -228,7 +229,7 @@ struct Packs {
   std::vector<T> pa, pb;  // packed_runs: the input's and out_backprop's panels of one block
   // packed_runs: a block's pieces, both in place or one side packed
   std::vector<Segment> seg_in_place, seg_x, seg_dy;
-  int64_t packed_blocks = 0;  // blocks packed (packed_filter_blocks_for_tests)
+  int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
   int64_t streamed = 0;  // tile calls that streamed their sums (streamed_filter_calls_for_tests)
 };
 
@@ -340,20 +341,19 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 }
 
 // A 1x1 filter as a packed GEMM (backprop_filter, packed): the item's pixels (its rows'
-// segments, in order) in blocks of P.kc, and every tile of the item over each block, out_backprop
-// panel by panel (so that one stays in L1 while the input panels pass it: on a 512 KiB L2; with
-// a larger L2, say AVX-512's 2 MiB, the panel outgrows a 48 KiB L1 and is read from L2, not
-// measured). Both operands are
-// packed, the input as MR-channel panels [kc][MR] and out_backprop as the item's NR-channel panels
-// [kc][NR], so that a tile reads them contiguously: in place they are a line per pixel, the
-// channel strides apart, which maps them to a few L1 sets. They are packed on first use: the
-// block's first tile of a panel reads it in place and stores it packed as it goes (FilterTile::
-// pack_x, pack_dy), so the packing costs a store per vector (and for the input, whose elements the
-// arithmetic broadcasts, a vector load per pixel); a separate packing pass took, run alone, 4.8-5.4
-// ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The
-// next block's input and out_backprop are prefetched into L2 over the block's tile calls. Each
-// tile continues its sum from memory, pixel after pixel: the same terms in the same order as
-// tap_runs, so the bytes are the same.
+// segments, in order) in blocks of P.kc, and every tile of the item over each block: the input's
+// panels in ranges of P.q_range (that stay in L2 while the item's out_backprop panels pass them),
+// and in each range out_backprop panel by panel (so that one stays in L1 while the range's input
+// panels pass it). Both operands are packed, the input as MR-channel panels [kc][MR] and
+// out_backprop as the item's NR-channel panels [kc][NR], so that a tile reads them contiguously: in
+// place they are a line per pixel, the channel strides apart, which maps them to a few L1 sets.
+// They are packed on first use: the block's first tile of a panel reads it in place and stores it
+// packed as it goes (FilterTile:: pack_x, pack_dy), so the packing costs a store per vector (and
+// for the input, whose elements the arithmetic broadcasts, a vector load per pixel); a separate
+// packing pass took, run alone, 4.8-5.4 ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one
+// thread, bench/zen3-2026-12-02). The next block's input and out_backprop are prefetched into L2
+// over the block's tile calls. Each tile continues its sum from memory, pixel after pixel: the same
+// terms in the same order as tap_runs, so the bytes are the same.
 template <class T>
 void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
                  Packs<T>* pk) {
@@ -419,36 +419,48 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       }
       nb.spread(t1 - t0);
     }
-    for (int64_t ob = ob0; ob < ob1; ++ob)
-      for (int64_t qb = 0; qb < qblocks; ++qb) {
-        const int64_t o0 = ob * NR;
-        // The input panels are packed by the item's first out_backprop panel's tiles, each
-        // out_backprop panel by its first tile (items hold whole panels: backprop_filter, grain).
-        const bool x_first = ob == ob0, dy_first = qb == 0;
-        FilterTile<T> ft;
-        ft.x = x_first ? P.x + qb * MR : pa + qb * lda;
-        ft.x_step = x_first ? P.x_step : MR;
-        ft.dy = dy_first ? P.dy + o0 : pb;
-        ft.dy_step = dy_first ? g.O : NR;
-        const std::vector<Segment>& pieces = x_first ? (dy_first ? in_place : dy_packed) : x_packed;
-        ft.seg = x_first || dy_first ? pieces.data() : &both_packed;
-        ft.nseg = x_first || dy_first ? static_cast<int64_t>(pieces.size()) : 1;
-        if (x_first) {
-          ft.pack_x = pa + qb * lda;
-          ft.x_slot = MR;
+    // Input panels in ranges of P.q_range (each range's packed anew into pa); out_backprop's
+    // panels packed once per block, by the first range, each into its own slot where there are
+    // several ranges.
+    const bool ranges = P.q_range < qblocks;
+    for (int64_t q_lo = 0; q_lo < qblocks; q_lo += P.q_range) {
+      const int64_t q_hi = std::min(qblocks, q_lo + P.q_range);
+      for (int64_t ob = ob0; ob < ob1; ++ob) {
+        T* const pbo = ranges ? pb + (ob - ob0) * kc * NR : pb;
+        for (int64_t qb = q_lo; qb < q_hi; ++qb) {
+          const int64_t o0 = ob * NR;
+          // The range's input panels are packed by the item's first out_backprop panel's tiles,
+          // each out_backprop panel by its first tile (items hold whole panels: backprop_filter,
+          // grain).
+          const bool x_first = ob == ob0, dy_first = qb == 0;
+          T* const pax = pa + (qb - q_lo) * lda;
+          FilterTile<T> ft;
+          ft.x = x_first ? P.x + qb * MR : pax;
+          ft.x_step = x_first ? P.x_step : MR;
+          ft.dy = dy_first ? P.dy + o0 : pbo;
+          ft.dy_step = dy_first ? g.O : NR;
+          const std::vector<Segment>& pieces =
+              x_first ? (dy_first ? in_place : dy_packed) : x_packed;
+          ft.seg = x_first || dy_first ? pieces.data() : &both_packed;
+          ft.nseg = x_first || dy_first ? static_cast<int64_t>(pieces.size()) : 1;
+          if (x_first) {
+            ft.pack_x = pax;
+            ft.x_slot = MR;
+          }
+          if (dy_first) ft.pack_dy = pbo;
+          ft.c = out + qb * MR * P.ldc + o0;
+          ft.ldc = P.ldc;
+          ft.mr = std::min(MR, P.Mrows - qb * MR);
+          ft.nr = std::min(NR, P.cols - o0);
+          ft.accumulate = block > 0;  // the item's first block stores (every tile covers its C)
+          nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
+          P.kernel(ft);
+          nb.issue_due();
         }
-        if (dy_first) ft.pack_dy = pb;
-        ft.c = out + qb * MR * P.ldc + o0;
-        ft.ldc = P.ldc;
-        ft.mr = std::min(MR, P.Mrows - qb * MR);
-        ft.nr = std::min(NR, P.cols - o0);
-        ft.accumulate = block > 0;  // the item's first block stores (every tile covers its C)
-        nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
-        P.kernel(ft);
-        nb.issue_due();
       }
+      ++pk->packed_passes;
+    }
     at = next;
-    ++pk->packed_blocks;
   }
 }
 
@@ -462,8 +474,8 @@ void allow_packed_filter(bool allow) {
   g_allow_packed = allow;
 }
 
-int64_t packed_filter_blocks_for_tests() {
-  return g_packed_blocks.exchange(0, std::memory_order_relaxed);
+int64_t packed_filter_passes_for_tests() {
+  return g_packed_passes.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t streamed_filter_calls_for_tests() {
@@ -478,19 +490,51 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     return;
   }
 
-  // Packed (packed_runs), else mirrored (header comment): a 1x1 filter of one group with fewer
-  // input than output channels, and at least a full panel of them (fewer would leave most of each
-  // loaded vector unused). Packed in blocks of kc pixels whose input panels take a sixteenth of L2
-  // (ResNet's 64 -> 256 1x1 layer: 124 pixels, 32 KiB; 2 threads, AVX2 Zen 3, paired against
-  // oneDNN, 14 interleaved rounds: an eighth 0.89, a twelfth 0.94, a sixteenth 0.94, a
-  // twenty-fourth 0.89, and mirrored in place 0.87, bench/zen3-2026-12-02), at least 16 (fewer
-  // pixels per call would be mostly the call and its C tile's loads and stores).
+  // Input rows one output row spans: the stride, but never more than the input has (a stride up to
+  // 2^60 times a row would overflow, issue 8).
+  const int64_t span_rows = std::min(g.sh, g.H);
+  const int64_t filter_elements = taps * g.Cf * g.O;
+  // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
+  // padding makes many output rows of a few input rows (saturated: it is only compared).
+  int64_t activation_elements = 0;
+  if (__builtin_mul_overflow(rows, g.OW * g.O + span_rows * g.W * g.C, &activation_elements))
+    activation_elements = INT64_MAX;
+
+  // Packed (packed_runs) or mirrored (header comment), for a 1x1 filter of one group with
+  // out_backprop at least a panel (NR) wide:
+  // - packed where it has fewer input than output channels and more than a panel of them (read
+  //   mirrored in place, the input's panels would be a channel stride apart); with a panel or
+  //   fewer a mirrored tile reads whole input pixels, contiguous in place (ResNet's 64 -> 256 on
+  //   AVX-512: 1.03 of oneDNN mirrored, 0.83-0.97 packed);
+  // - packed too where the filter is at least a quarter of the activations: in place, every block
+  //   of a few rows loads and stores the whole filter (ResNet conv5's 2048 -> 512 at 7x7: 0.56 of
+  //   oneDNN in place, 0.69-0.70 packed; 512 -> 2048 mirrored 0.41, packed 0.91);
+  // - mirrored where fewer input than output channels are at least a panel (and not packed).
+  // Layers with more input than output channels and a small filter read both in place (256 ->
+  // 64: 1.14-1.17 in place, 0.87-0.97 packed; 1024 -> 256 at 14x14 about 0.72 either way).
+  // Measured 2026-12-02 on the Xeon guest, AVX-512, 2 threads, paired against oneDNN, 6 rounds
+  // (bench/xeon-2026-12-02).
+  //
+  // Packed blocks hold kc pixels: 128, fewer where out_backprop's panel (kc x NR), which every
+  // tile of a block re-reads, would outgrow L1. The input panels go in ranges of q blocks taking a
+  // sixteenth of L2 (all of them for ResNet's 64 -> 256 on AVX2). A C tile is loaded and stored
+  // once per block: at 128 pixels, 1-2 % of the call's loads. Measured (paired medians against
+  // oneDNN, 8-10 rounds): on AVX-512 128 pixels (a 32 KiB panel) best or level on ResNet's 256 ->
+  // 512 stride 2, 256 -> 1024 and 512 -> 2048 (1.07, 0.75, 0.96; 96 pixels 1.10, 0.71, 0.89; 160
+  // 1.11, 0.73, 0.96), where the rule before (all input panels in a sixteenth of L2: 127, 127 and
+  // 63 pixels there, 512 for 64 channels) read 1.11, 0.75, 0.86; capped to AVX2, 128 (0.96, 0.94,
+  // 0.79 on 64 -> 256, 256 -> 512 stride 2, 512 -> 2048; 64 pixels 0.89, 0.91, 0.73; 256 and 384
+  // level or lower). On the Zen 3 (AVX2, 512 KiB L2) 124 measured best, an eighth of L2 (248)
+  // 0.89 against 0.94 (bench/zen3-2026-12-02).
   const KernelTable<T>& kt = kernels<T>();
   const int64_t elem = static_cast<int64_t>(sizeof(T));
   const CacheSizes& cache = cache_sizes();
-  const bool one_tap_wide = taps == 1 && g.G == 1 && g.Cf < g.O && g.Cf >= kt.nr(kt.variants - 1);
-  const int64_t packed_kc = cache.l2 / 16 / (ceil_div(g.Cf, kt.mr) * kt.mr * elem);
-  const bool packed = g_allow_packed && one_tap_wide && packed_kc >= 16;
+  const int64_t widest_nr = kt.nr(kt.variants - 1);
+  const bool one_tap = taps == 1 && g.G == 1 && g.O >= widest_nr;
+  const bool one_tap_wide = one_tap && g.Cf < g.O && g.Cf >= widest_nr;
+  const bool big_one_tap = one_tap && g.Cf >= kt.mr && filter_elements >= activation_elements / 4;
+  const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, 128);
+  const bool packed = g_allow_packed && ((one_tap_wide && g.Cf > widest_nr) || big_one_tap);
   const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
 
   // Segments of every (tap, output row), in that order.
@@ -543,9 +587,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.oblocks = (cols + P.NR - 1) / P.NR;
   P.kernel = kt.filter[variant];
   const int64_t tiles = g.G * taps * P.qblocks * P.oblocks;
-  // Input rows one output row spans: the stride, but never more than the input has (a stride up to
-  // 2^60 times a row would overflow, issue 8).
-  const int64_t span_rows = std::min(g.sh, g.H);
   // Blocks: the input and out_backprop rows fit L2 when every tap re-reads the block; an eighth of
   // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1 while
   // it ran here, before packed_runs).
@@ -562,13 +603,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   //
   // Filter tiles over twice L2 are streamed or prefetched by the kernel (stream below, kAhead),
   // not here.
-  const int64_t filter_elements = taps * g.Cf * g.O;
   P.c_elements = filter_elements;
-  // A row's elements are bounded by the tensors' sizes; rows x that can overflow where huge
-  // padding makes many output rows of a few input rows (saturated: it is only compared).
-  int64_t activation_elements = 0;
-  if (__builtin_mul_overflow(rows, g.OW * g.O + span_rows * g.W * g.C, &activation_elements))
-    activation_elements = INT64_MAX;
   if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
   int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
   while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
@@ -621,6 +656,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   if (packed) {
     P.kc = packed_kc;
+    // (ranges of near-equal sizes: a short last range would pass the block for a few panels)
+    const int64_t ranges = ceil_div(
+        P.qblocks, std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks));
+    P.q_range = ceil_div(P.qblocks, ranges);
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
     // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
     P.lda = P.kc * P.MR + kt.width;
@@ -707,8 +746,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
     }
     if (P.kc > 0) {
-      pk.pa.resize(static_cast<std::size_t>(P.lda * P.qblocks));
-      pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR));
+      pk.pa.resize(static_cast<std::size_t>(P.lda * P.q_range));
+      pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR * (P.q_range < P.qblocks ? P.oblocks : 1)));
     }
     int64_t u0, u1;
     while (units->next(tid, &u0, &u1)) {
@@ -729,8 +768,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
           tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
       }
     }
-    if (pk.packed_blocks > 0)
-      g_packed_blocks.fetch_add(pk.packed_blocks, std::memory_order_relaxed);
+    if (pk.packed_passes > 0)
+      g_packed_passes.fetch_add(pk.packed_passes, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);

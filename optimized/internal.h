@@ -81,10 +81,10 @@ void allow_mirrored_filter(bool allow);
 /// Whether backprop filter may run a 1x1 layer as a packed GEMM (backprop_filter.cpp, packed;
 /// default yes): for the test that its result is bitwise the in-place paths'. Not while an op runs.
 void allow_packed_filter(bool allow);
-/// The blocks of pixels that backprop filter's packed path (backprop_filter.cpp, packed_runs)
-/// packed since the last call: for the tests that the path, and its several blocks per item, are
-/// reached.
-int64_t packed_filter_blocks_for_tests();
+/// The passes of a block of pixels over a range of input panels that backprop filter's packed
+/// path (backprop_filter.cpp, packed_runs) made since the last call: for the tests that the path,
+/// and its several blocks per item and ranges per block, are reached.
+int64_t packed_filter_passes_for_tests();
 /// Whether `bytes` of data outgrow twice L2: a result that would not stay in L2 for its reader, a
 /// filter whose tiles the kernels would wait on (backprop_filter.cpp).
 inline bool over_twice_l2(int64_t bytes) {

@@ -894,63 +894,86 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
   omp_set_num_threads(saved);
 }
 
-// A 1x1 backprop filter with fewer input than output channels (at least a panel of them) runs
-// as a packed GEMM (both operands packed on first use, in blocks of pixels), and without it
-// mirrored (out_backprop broadcast, input panels, into the filter's transpose): each sums every
-// element's products in the same order as the plain in-place path, so the bytes equal the plain
-// path's, under every ISA, dtype and thread count (pseudo-random operands: no NaN, whose payload
-// may follow the operand order). Under caches of 8 MiB L2 each chunk is one block of pixels;
-// under 256 KiB the chunks of the problems marked `more` are several, split inside an output row
-// (a segment). Padded rows give chunks without pixels (6 of 8 in the padded problem), whose
-// filter is all zeros.
+// A 1x1 backprop filter runs as a packed GEMM (both operands packed on first use, in blocks of
+// pixels, the input's panels in ranges) where it has fewer input than output channels and more
+// than a panel of them, or a filter at least a quarter of the activations; mirrored (out_backprop
+// broadcast, input panels, into the filter's transpose) where it has fewer input than output
+// channels, a panel at least, and is not packed. Each sums every element's products in the same
+// order as the plain in-place path, so the bytes equal the plain path's, under every ISA, dtype
+// and thread count (pseudo-random operands: no NaN, whose payload may follow the operand order).
+// Three cache sizes: 32 KiB L1 and 8 MiB L2 (blocks of 128 pixels, one input range); 4 KiB L1
+// (blocks of 16-64 pixels under the vector ISAs, split inside an output row: a segment) with 256
+// KiB L2; 4 KiB L1 with 16 KiB L2 (ranges of one or two panels). Padded rows give chunks without
+// pixels (6 of 8 in the padded problem), whose filter is all zeros.
 BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_plain_one) {
   struct Case {
     const char* text;
-    bool more;  // more blocks under the smaller caches, with one thread
+    bool packed;  // on every ISA (more than 64 input channels, the widest panel, or a big filter)
+    bool more;    // more passes under the smaller caches, with one thread
   };
   const Case cases[] = {
-      {"conv2d_backprop_filter:input=3x11x26x70,filter=1x1x70x151", true},
-      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100", false},
+      {"conv2d_backprop_filter:input=3x11x26x70,filter=1x1x70x151", true, true},
+      // 64 channels, the AVX-512 panel: packed there for the filter's size
+      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100", true, false},
       {"conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype="
        "f64",
-       false},
-      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,dtype=bf16", false},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16", false},
-      {"conv2d_backprop_filter:input=1x2x40x64,filter=1x1x64x80,padding=3:3:0:0", false},
+       true, false},
+      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true, true},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,dtype=bf16", true, false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16", true, false},
+      {"conv2d_backprop_filter:input=1x2x40x72,filter=1x1x72x80,padding=3:3:0:0", true, false},
+      // more input than output channels, a filter over a quarter of the activations
+      {"conv2d_backprop_filter:input=1x3x3x200,filter=1x1x200x70", true, false},
+      // a panel of input channels on AVX-512: mirrored there, packed under AVX2 and generic
+      {"conv2d_backprop_filter:input=2x14x20x64,filter=1x1x64x256", false, true},
   };
   const int saved = omp_get_max_threads();
-  for_each_isa(cases, [](opt::Isa, const Case& c, const std::string& what) {
+  for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const CheckedProblem checked(parse_problem(c.text));
     const testbed::Operands2 in = testbed::random_operands(checked.problem(), 12345);
     // (into a result of NaNs, 0xFF bytes: a tile never stored shows, even under added partials)
     auto result = [&] { return result_at(checked, in, 0, 0xFF); };
+    struct Caches {
+      int64_t l1d, l2;
+      const char* name;
+    };
+    const Caches caches[] = {{32 * 1024, 8 << 20, "32 KiB L1, 8 MiB L2"},
+                             {4 * 1024, 256 * 1024, "4 KiB L1, 256 KiB L2"},
+                             {4 * 1024, 16 * 1024, "4 KiB L1, 16 KiB L2"}};
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
-      int64_t blocks[2] = {};
-      for (int small : {0, 1}) {
-        opt::override_cache_sizes(small ? 4 * 1024 : 32 * 1024, small ? 256 * 1024 : 8 << 20);
-        opt::packed_filter_blocks_for_tests();
+      int64_t passes[3] = {};
+      for (int k = 0; k < 3; ++k) {
+        opt::override_cache_sizes(caches[k].l1d, caches[k].l2);
+        opt::packed_filter_passes_for_tests();
         const std::vector<unsigned char> packed = result();
-        blocks[small] = opt::packed_filter_blocks_for_tests();
+        passes[k] = opt::packed_filter_passes_for_tests();
         opt::allow_packed_filter(false);
         const std::vector<unsigned char> mirrored = result();
         opt::allow_mirrored_filter(false);
         const std::vector<unsigned char> plain = result();
         opt::allow_mirrored_filter(true);
         opt::allow_packed_filter(true);
-        BOOST_TEST(opt::packed_filter_blocks_for_tests() == 0, what << ": packed when not allowed");
+        BOOST_TEST(opt::packed_filter_passes_for_tests() == 0, what << ": packed when not allowed");
         opt::clear_cache_override();
-        const std::string how = what + ", " + std::to_string(threads) + " threads" +
-                                (small ? ", 256 KiB L2" : ", 8 MiB L2");
+        const std::string how =
+            what + ", " + std::to_string(threads) + " threads, " + caches[k].name;
         BOOST_TEST(!plain.empty());
         BOOST_TEST((packed == plain), how << ": packed");
         BOOST_TEST((mirrored == plain), how << ": mirrored");
       }
-      BOOST_TEST(blocks[0] > 0, what << ": the packed path was not taken");
-      if (threads == 1 && c.more)  // (one thread: a unit per chunk)
-        BOOST_TEST(blocks[1] > blocks[0], what << ": " << blocks[0] << " blocks, " << blocks[1]
-                                               << " under the smaller caches");
+      if (c.packed)
+        BOOST_TEST(passes[0] > 0, what << ": the packed path was not taken");
+      else if (isa == opt::Isa::avx512)  // (mirrored: the input's pixels are whole panels)
+        BOOST_TEST(passes[0] == 0, what << ": packed a panel of input channels");
+      if (threads == 1 && c.more && passes[0] > 0) {  // (one thread: a unit per chunk)
+        // (generic's 8-element panels keep 128-pixel blocks under a 4 KiB L1)
+        if (isa != opt::Isa::generic)
+          BOOST_TEST(passes[1] > passes[0], what << ": " << passes[0] << " passes, " << passes[1]
+                                                 << " under the 4 KiB L1");
+        BOOST_TEST(passes[2] > passes[1],
+                   what << ": " << passes[1] << " passes, " << passes[2] << " under the 16 KiB L2");
+      }
     }
   });
   omp_set_num_threads(saved);
