@@ -85,16 +85,20 @@ std::atomic<int64_t> g_streamed_calls{0};
 std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
-// partial filters taking no more memory than the activations (a mirrored 1x1 layer takes one
-// filter more, its transpose). Until 2026-11-26 chunks were 8 only from 128 times the filter, else
-// 1: split over tiles instead, every thread streamed all of the activations, and at 2 threads
-// (Xeon, AVX-512, against oneDNN) ResNet conv3 3x3 (11 times its filter, now 8 chunks) ran at
-// 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8 times, then 2 chunks) 0.90-1.06, 1.14-1.21 chunked;
-// one thread unchanged. Until 2026-11-27 the rule asked for chunks times the filter (stricter than
-// its reason): ResNet conv4 3x3 (activations 1.36 times its filter) ran in one chunk, 1.24-1.85x
-// from 1 to 2 threads where oneDNN's went 1.5-2.0x, at 0.85-0.93 of oneDNN; with 2 chunks 0.94-1.02
-// (paired ratios, 1 and 2 threads interleaved, 4 runs each, 2026-11-27); DCGAN g4 (now 4 chunks)
-// unchanged at 1.17-1.31 (6 runs each way).
+// partial filters taking no more memory than the activations, half of them for a 1x1 filter (a
+// mirrored 1x1 layer takes one filter more, its transpose). ResNet's 1x1 layers at 14x14 (N = 8,
+// activations 7.6 times the filter) ran at 0.72-0.75 of oneDNN in 8 chunks, 0.78-0.86 in 4 or 2
+// (256 -> 1024 packed, 1024 -> 256 in place; Xeon guest, AVX-512, 2 threads, 8 rounds, 2026-12-02,
+// bench/xeon-2026-12-02/chunks-512-2t.txt); the 3x3 layers' rule below is older and measured. Until
+// 2026-11-26 chunks were 8 only from 128 times the filter, else 1: split over tiles instead, every
+// thread streamed all of the activations, and at 2 threads (Xeon, AVX-512, against oneDNN) ResNet
+// conv3 3x3 (11 times its filter, now 8 chunks) ran at 0.83-0.97, 0.99-1.03 chunked; DCGAN g4 (3.8
+// times, then 2 chunks) 0.90-1.06, 1.14-1.21 chunked; one thread unchanged. Until 2026-11-27 the
+// rule asked for chunks times the filter (stricter than its reason): ResNet conv4 3x3
+// (activations 1.36 times its filter) ran in one chunk, 1.24-1.85x from 1 to 2 threads where
+// oneDNN's went 1.5-2.0x, at 0.85-0.93 of oneDNN; with 2 chunks 0.94-1.02 (paired ratios, 1 and 2
+// threads interleaved, 4 runs each, 2026-11-27); DCGAN g4 (now 4 chunks) unchanged at 1.17-1.31 (6
+// runs each way).
 constexpr int64_t kMaxChunks = 8;
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
@@ -606,7 +610,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.c_elements = filter_elements;
   if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
   int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
-  while (chunks > 1 && (activation_elements / (chunks - 1) < filter_elements || rows < chunks))
+  const int64_t partials_budget = taps == 1 ? activation_elements / 2 : activation_elements;
+  while (chunks > 1 && (partials_budget / (chunks - 1) < filter_elements || rows < chunks))
     chunks /= 2;
   const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // (filter_elements times 8 fits int64, core/problem.h)
