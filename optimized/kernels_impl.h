@@ -72,31 +72,43 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   using T = typename S::T;
   using V = typename S::V;
   constexpr int W = S::W;
+  // The tile's fields in locals: the vector stores below (may_alias types) could alias p, which
+  // made the compiler reload them after every store: each pixel's steps in the packing variant,
+  // each vector's address and stream flag at the end.
+  T* const c0 = p.c;
+  const int64_t ldc = p.ldc, nr = p.nr, x_step = p.x_step, dy_step = p.dy_step, x_slot = p.x_slot;
+  const bool stream = p.stream;
+  const auto* const seg = p.seg;
+  const int64_t nseg = p.nseg;
+  const T* const x0 = p.x;
+  const T* const dy0 = p.dy;
+  const auto pf = p.pf;
+  const auto pf_last = p.pf_last;
   V acc[MR][NV];
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) {
-      const T* c = p.c + m * p.ldc + v * W;
-      acc[m][v] = !p.accumulate ? S::zero() : FULL ? S::load(c) : S::load_n(c, p.nr - v * W);
+      const T* c = c0 + m * ldc + v * W;
+      acc[m][v] = !p.accumulate ? S::zero() : FULL ? S::load(c) : S::load_n(c, nr - v * W);
     }
   }
   int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
   RowLines next_c;  // the later tile's lines (backprop_filter.cpp, kAhead)
   if constexpr (TILE)
-    next_c = RowLines(p.next_c, p.next_mr, p.nr * static_cast<int64_t>(sizeof(T)),
-                      p.ldc * static_cast<int64_t>(sizeof(T)));
+    next_c = RowLines(p.next_c, p.next_mr, nr * static_cast<int64_t>(sizeof(T)),
+                      ldc * static_cast<int64_t>(sizeof(T)));
   T* pack_x = p.pack_x;
   T* pack_dy = p.pack_dy;
-  for (int64_t s = 0; s < p.nseg; ++s) {
-    const T* x = p.x + p.seg[s].x;
-    const T* dy = p.dy + p.seg[s].dy;
-    for (int64_t t = p.seg[s].count; t > 0; --t) {
+  for (int64_t s = 0; s < nseg; ++s) {
+    const T* x = x0 + seg[s].x;
+    const T* dy = dy0 + seg[s].dy;
+    for (int64_t t = seg[s].count; t > 0; --t) {
       // A line per pixel, not a burst (kernels.h, L2Prefetch).
       if constexpr (TILE) next_c.step();
       if constexpr (PF) {
         if (pf_lines > 0) {
-          prefetch_lines(p.pf, pf_off, p.pf_last, 1);
+          prefetch_lines(pf, pf_off, pf_last, 1);
           pf_off += kLine;
           --pf_lines;
         }
@@ -104,7 +116,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
       V d[NV];
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v)
-        d[v] = FULL ? S::load(dy + v * W) : S::load_n(dy + v * W, p.nr - v * W);
+        d[v] = FULL ? S::load(dy + v * W) : S::load_n(dy + v * W, nr - v * W);
       if constexpr (PACK) {
         if (pack_dy != nullptr) {
 #pragma GCC unroll 64
@@ -115,7 +127,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 #pragma GCC unroll 64
           for (int c = 0; c < MR; c += W)
             S::store(pack_x + c, MR - c >= W ? S::load(x + c) : S::load_n(x + c, MR - c));
-          pack_x += p.x_slot;
+          pack_x += x_slot;
         }
       }
 #pragma GCC unroll 64
@@ -124,25 +136,25 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
 #pragma GCC unroll 64
         for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(xm, d[v], acc[m][v]);
       }
-      x += p.x_step;
-      dy += p.dy_step;
+      x += x_step;
+      dy += dy_step;
     }
   }
   // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
   // them issued. A later tile's lines left (next_c) are not: it loads them itself, and a burst
   // would hold the fill buffers (kernels.h, L2Prefetch).
-  if constexpr (PF) prefetch_lines(p.pf, pf_off, p.pf_last, pf_lines);
+  if constexpr (PF) prefetch_lines(pf, pf_off, pf_last, pf_lines);
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) {
-      T* c = p.c + m * p.ldc + v * W;
-      if (FULL && p.stream) {
+      T* c = c0 + m * ldc + v * W;
+      if (FULL && stream) {
         S::stream(c, acc[m][v]);
       } else if (FULL) {
         S::store(c, acc[m][v]);
       } else {
-        S::store_n(c, acc[m][v], p.nr - v * W);
+        S::store_n(c, acc[m][v], nr - v * W);
       }
     }
   }
