@@ -225,10 +225,16 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
   using V = typename S::V;
   constexpr int W = S::W;
   const int64_t step = p.src_step * p.C;
+  // The result's addresses and the stream flag in locals: the vector stores (may_alias types)
+  // could alias p and run, which made the compiler reload them, with two multiplications, for
+  // every stored vector.
+  T* const out0 = p.out + (run.v0 + t0 * p.v_step) * p.C + ch0;
+  const int64_t out_step = p.v_step * p.C;  // a result column's step
+  const bool stream = FULL && first && p.stream;
   V acc[TB][NB];
 #pragma GCC unroll 16
   for (int c = 0; c < TB; ++c) {
-    const T* out = p.out + (run.v0 + (t0 + c) * p.v_step) * p.C + ch0;
+    const T* out = out0 + c * out_step;
 #pragma GCC unroll 16
     for (int u = 0; u < NB; ++u) {
       acc[c][u] = first  ? S::zero()
@@ -261,10 +267,10 @@ inline void depthwise_run_tile(const DepthwiseRow<typename S::T>& p, const Colum
   }
 #pragma GCC unroll 16
   for (int c = 0; c < TB; ++c) {
-    T* out = p.out + (run.v0 + (t0 + c) * p.v_step) * p.C + ch0;
+    T* out = out0 + c * out_step;
 #pragma GCC unroll 16
     for (int u = 0; u < NB; ++u) {
-      if (FULL && first && p.stream) {  // final sums (DepthwiseRow::stream)
+      if (stream) {  // final sums (DepthwiseRow::stream)
         S::stream(out + u * W, acc[c][u]);
       } else if (FULL) {
         S::store(out + u * W, acc[c][u]);
