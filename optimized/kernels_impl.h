@@ -39,20 +39,28 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
       b += NR;
     }
   }
+  // The tile's fields in locals before the first store (the vector stores' may_alias types could
+  // alias p: the compiler reloaded them after every store).
+  const int mr = static_cast<int>(p.mr);
+  const int64_t nr = p.nr;
+  const bool accumulate = p.accumulate;
+  T* c_rows[MR];
+#pragma GCC unroll 64
+  for (int m = 0; m < MR; ++m) c_rows[m] = m < mr ? p.c[m] + p.c_off : nullptr;
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
-    if (m < p.mr) {
-      T* c = p.c[m] + p.c_off;
+    if (m < mr) {
+      T* c = c_rows[m];
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v) {
-        const int64_t n = p.nr - v * W;
+        const int64_t n = nr - v * W;
         if (n >= W) {
           V r = acc[m][v];
-          if (p.accumulate) r = S::add(S::load(c + v * W), r);
+          if (accumulate) r = S::add(S::load(c + v * W), r);
           S::store(c + v * W, r);
         } else if (n > 0) {
           V r = acc[m][v];
-          if (p.accumulate) r = S::add(S::load_n(c + v * W, n), r);
+          if (accumulate) r = S::add(S::load_n(c + v * W, n), r);
           S::store_n(c + v * W, r, n);
         }
       }
