@@ -64,8 +64,9 @@ namespace convcheck::opt {
 // both operands packed on first use, in blocks of pixels, every tile of a block reading them
 // contiguously. On ResNet's 64 -> 256 layer (AVX2 Zen 3, 2 threads, paired against oneDNN, 14
 // interleaved rounds) 0.87 mirrored -> 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6
-// rounds); on AVX-512 (Xeon guest) 0.84 -> 1.11 on the stride-2 layer, 2048 -> 512 at 7x7 0.56 ->
-// 0.72 (in place before), 512 -> 2048 0.41 -> 0.96 (mirrored before). A first packed GEMM
+// rounds); on AVX-512 (Xeon guest, the rule of backprop_filter, packed) the stride-2 layer 0.84
+// mirrored -> 1.07 packed, 2048 -> 512 at 7x7 0.52-0.56 in place -> 0.70, 512 -> 2048 0.41
+// mirrored -> 0.90-0.93. A first packed GEMM
 // (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of oneDNN against
 // 0.78-0.83, AVX2, 1 thread): the pass takes the memory misses that the kernel otherwise overlaps
 // with its arithmetic; so did a pass here (run alone, 4.8-5.4 ms of the layer's 12.9 at one
@@ -130,7 +131,8 @@ struct Plan {
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   int64_t lda = 0;              // packed: the input panels' stride (out_backprop's: kc * NR)
-  int64_t q_range = 0;          // packed: input panels (q blocks) per range
+  int64_t q_ranges = 0;         // packed: ranges of input panels (q blocks) per block
+  int64_t q_range = 0;          // packed: the most input panels in a range
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -230,7 +232,9 @@ template <class T>
 struct Packs {
   std::vector<T> b;  // the out_backprop panel's slice
   std::vector<Segment> seg;
-  std::vector<T> pa, pb;  // packed_runs: the input's and out_backprop's panels of one block
+  // packed_runs: the input's panels of one range, out_backprop's panels of the block (one slot,
+  // or each of the item's panels where there are several ranges)
+  std::vector<T> pa, pb;
   // packed_runs: a block's pieces, both in place or one side packed
   std::vector<Segment> seg_in_place, seg_x, seg_dy;
   int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
@@ -426,11 +430,13 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
     // Input panels in ranges of P.q_range (each range's packed anew into pa); out_backprop's
     // panels packed once per block, by the first range, each into its own slot where there are
     // several ranges.
-    const bool ranges = P.q_range < qblocks;
-    for (int64_t q_lo = 0; q_lo < qblocks; q_lo += P.q_range) {
-      const int64_t q_hi = std::min(qblocks, q_lo + P.q_range);
+    const bool ranges = P.q_ranges > 1;
+    const EvenSplit range(qblocks, P.q_ranges);
+    for (int64_t rg = 0; rg < P.q_ranges; ++rg) {
+      const int64_t q_lo = range.begin(rg), q_hi = q_lo + range.size(rg);
       for (int64_t ob = ob0; ob < ob1; ++ob) {
         T* const pbo = ranges ? pb + (ob - ob0) * kc * NR : pb;
+        assert(pbo + kc * NR <= pk->pb.data() + pk->pb.size());
         for (int64_t qb = q_lo; qb < q_hi; ++qb) {
           const int64_t o0 = ob * NR;
           // The range's input panels are packed by the item's first out_backprop panel's tiles,
@@ -438,6 +444,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           // grain).
           const bool x_first = ob == ob0, dy_first = qb == 0;
           T* const pax = pa + (qb - q_lo) * lda;
+          assert(pax + lda <= pk->pa.data() + pk->pa.size());
           FilterTile<T> ft;
           ft.x = x_first ? P.x + qb * MR : pax;
           ft.x_step = x_first ? P.x_step : MR;
@@ -503,6 +510,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   int64_t activation_elements = 0;
   if (__builtin_mul_overflow(rows, g.OW * g.O + span_rows * g.W * g.C, &activation_elements))
     activation_elements = INT64_MAX;
+  // Row chunks (kMaxChunks).
+  int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
+  const int64_t partials_budget = taps == 1 ? activation_elements / 2 : activation_elements;
+  while (chunks > 1 && (partials_budget / (chunks - 1) < filter_elements || rows < chunks))
+    chunks /= 2;
+  const int threads = thread_count();
 
   // Packed (packed_runs) or mirrored (header comment), for a 1x1 filter of one group with
   // out_backprop at least a panel (NR) wide:
@@ -511,32 +524,39 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   //   fewer a mirrored tile reads whole input pixels, contiguous in place (ResNet's 64 -> 256 on
   //   AVX-512: 1.03 of oneDNN mirrored, 0.83-0.97 packed);
   // - packed too where the filter is at least a quarter of the activations: in place, every block
-  //   of a few rows loads and stores the whole filter (ResNet conv5's 2048 -> 512 at 7x7: 0.56 of
-  //   oneDNN in place, 0.69-0.70 packed; 512 -> 2048 mirrored 0.41, packed 0.91);
+  //   of a few rows loads and stores the whole filter (ResNet conv5's 2048 -> 512 at 7x7: 0.52-0.56
+  //   of oneDNN in place, 0.70 packed; 512 -> 2048 mirrored 0.41, packed 0.90-0.93);
   // - mirrored where fewer input than output channels are at least a panel (and not packed).
   // Layers with more input than output channels and a small filter read both in place (256 ->
   // 64: 1.14-1.17 in place, 0.87-0.97 packed; 1024 -> 256 at 14x14 about 0.72 either way).
   // Measured 2026-12-02 on the Xeon guest, AVX-512, 2 threads, paired against oneDNN, 6 rounds
   // (bench/xeon-2026-12-02).
   //
-  // Packed blocks hold kc pixels: 128, fewer where out_backprop's panel (kc x NR), which every
-  // tile of a block re-reads, would outgrow L1. The input panels go in ranges of q blocks taking a
-  // sixteenth of L2 (all of them for ResNet's 64 -> 256 on AVX2). A C tile is loaded and stored
+  // Packed blocks hold kc pixels: 128 (at most a chunk's), fewer where out_backprop's panel (kc x
+  // NR), which every tile of a block re-reads, would outgrow L1. The input panels go in ranges of
+  // q blocks taking a sixteenth of L2 (all of them for ResNet's 64 -> 256 on AVX2 with a 2 MiB
+  // L2; two ranges on the Zen 3's 512 KiB, not measured there). A C tile is loaded and stored
   // once per block: at 128 pixels, 1-2 % of the call's loads. Measured (paired medians against
-  // oneDNN, 8-10 rounds): on AVX-512 128 pixels (a 32 KiB panel) best or level on ResNet's 256 ->
-  // 512 stride 2, 256 -> 1024 and 512 -> 2048 (1.07, 0.75, 0.96; 96 pixels 1.10, 0.71, 0.89; 160
-  // 1.11, 0.73, 0.96), where the rule before (all input panels in a sixteenth of L2: 127, 127 and
-  // 63 pixels there, 512 for 64 channels) read 1.11, 0.75, 0.86; capped to AVX2, 128 (0.96, 0.94,
-  // 0.79 on 64 -> 256, 256 -> 512 stride 2, 512 -> 2048; 64 pixels 0.89, 0.91, 0.73; 256 and 384
-  // level or lower). On the Zen 3 (AVX2, 512 KiB L2) 124 measured best, an eighth of L2 (248)
-  // 0.89 against 0.94 (bench/zen3-2026-12-02).
+  // oneDNN, 10 rounds, bench/xeon-2026-12-02/kc-512-2t.txt): on AVX-512, 96, 128 and 160 pixels
+  // read 1.10 / 1.07 / 1.11 on ResNet's 256 -> 512 stride 2, 0.71 / 0.75 / 0.73 on 256 -> 1024
+  // and 0.89 / 0.96 / 0.96 on 512 -> 2048: 128 within the rounds' spread of the best on each,
+  // with a 32 KiB panel of a 48 KiB L1; the rule before (all input panels in a sixteenth of L2:
+  // 127, 127 and 63 pixels there, 496 for 64 channels) read 1.10, 0.75, 0.85 (8 rounds,
+  // rule2-512-2t.txt). Capped to AVX2 (8 rounds): 128 pixels 0.96, 0.94, 0.79 on 64 -> 256,
+  // 256 -> 512 stride 2 and 512 -> 2048; 64 pixels 0.89, 0.91, 0.73; 256 0.95, 0.91, 0.81; 384
+  // 0.92, 0.89, 0.81. On the Zen 3
+  // (AVX2, 512 KiB L2) 124 measured best beside 248 (0.94 against 0.89, bench/zen3-2026-12-02).
   const KernelTable<T>& kt = kernels<T>();
   const int64_t elem = static_cast<int64_t>(sizeof(T));
   const CacheSizes& cache = cache_sizes();
   const int64_t widest_nr = kt.nr(kt.variants - 1);
   const bool one_tap = taps == 1 && g.G == 1 && g.O >= widest_nr;
   const bool one_tap_wide = one_tap && g.Cf < g.O && g.Cf >= widest_nr;
-  const bool big_one_tap = one_tap && g.Cf >= kt.mr && filter_elements >= activation_elements / 4;
+  // (Packed work splits only at whole out_backprop panels, chunk by chunk: a layer packed for its
+  // filter's size, which has few chunks, also needs two such units a thread, or threads idle;
+  // its 2048 -> 512 at 7x7 has 8 on AVX-512. An SE-shaped 2048 -> 64 reads in place.)
+  const bool big_one_tap = one_tap && g.Cf >= kt.mr && filter_elements >= activation_elements / 4 &&
+                           chunks * ceil_div(g.O, widest_nr) >= 2 * threads;
   const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, 128);
   const bool packed = g_allow_packed && ((one_tap_wide && g.Cf > widest_nr) || big_one_tap);
   const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
@@ -593,7 +613,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t tiles = g.G * taps * P.qblocks * P.oblocks;
   // Blocks: the input and out_backprop rows fit L2 when every tap re-reads the block; an eighth of
   // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1 while
-  // it ran here, before packed_runs).
+  // it ran in place or mirrored, as it still does on AVX-512, before packed_runs).
   const int64_t row_bytes = (g.OW * g.O + span_rows * g.W * g.C) * elem + 1;
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
   // A filter of several taps larger than the activations is one block: every block loads and
@@ -602,17 +622,13 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // blocks of ResNet conv5 (N = 8) cost about 5 %, DCGAN g2's 2 blocks 15-35 % (AVX2 Zen 3, 1
   // thread). Taking q tiles in ranges whose input slice fits L2 (so that each panel does not
   // stream the whole input from L3) gained nothing measurable there, 1 and 2 threads. 1x1 filters
-  // keep their L2/8 blocks (the one-block rule is unmeasured there: ResNet conv5's 1x1 layers would
-  // qualify).
+  // keep their L2/8 blocks where they run in place or mirrored (ResNet conv5's 1x1 layers, which
+  // the one-block rule would take, run packed: packed_runs' own blocks).
   //
   // Filter tiles over twice L2 are streamed or prefetched by the kernel (stream below, kAhead),
   // not here.
   P.c_elements = filter_elements;
   if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
-  int64_t chunks = kMaxChunks;  // a function of the problem alone: the same for any thread count
-  const int64_t partials_budget = taps == 1 ? activation_elements / 2 : activation_elements;
-  while (chunks > 1 && (partials_budget / (chunks - 1) < filter_elements || rows < chunks))
-    chunks /= 2;
   const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // (filter_elements times 8 fits int64, core/problem.h)
   const bool big_filter = over_twice_l2(filter_elements * elem);
@@ -660,11 +676,13 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   if (packed) {
-    P.kc = packed_kc;
-    // (ranges of near-equal sizes: a short last range would pass the block for a few panels)
-    const int64_t ranges = ceil_div(
-        P.qblocks, std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks));
-    P.q_range = ceil_div(P.qblocks, ranges);
+    // (no more than a chunk's pixels: the buffers below are per thread and per call)
+    P.kc = std::min(packed_kc, chunk_rows * g.OW);
+    // Ranges of near-equal sizes (packed_runs, EvenSplit): a short last range would pass the
+    // block for a few panels.
+    P.q_ranges = ceil_div(P.qblocks,
+                          std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks));
+    P.q_range = ceil_div(P.qblocks, P.q_ranges);
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
     // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
     P.lda = P.kc * P.MR + kt.width;
@@ -672,7 +690,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     P.prefetch_next = false;
     P.stream = false;
   }
-  const int threads = thread_count();
 
   // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
   // there from one run (out_backprop panel) to the next beside the run's filter tiles, and each
@@ -752,7 +769,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     }
     if (P.kc > 0) {
       pk.pa.resize(static_cast<std::size_t>(P.lda * P.q_range));
-      pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR * (P.q_range < P.qblocks ? P.oblocks : 1)));
+      pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR * (P.q_ranges > 1 ? P.oblocks : 1)));
     }
     int64_t u0, u1;
     while (units->next(tid, &u0, &u1)) {

@@ -608,8 +608,9 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_every_isa_and_thread_count) {
       "conv2d_backprop_filter:input=2x6x200x64,filter=1x1x64x100",
       "conv2d_backprop_filter:input=3x11x13x37,filter=1x1x37x83",
       "conv2d_backprop_filter:input=2x9x9x20,filter=1x1x20x24,stride=2x2,padding=1:1:1:1",
-      // 1x1 mirrored (fewer input than output channels, at least a panel of them): chunks, panel
-      // and tile tails; one chunk (the transpose written from the first sum directly); strided
+      // 1x1 packed or mirrored (fewer input than output channels, at least a panel of them; which
+      // one by the ISA's panel width: backprop_filter.cpp): chunks, panel and tile tails; one chunk
+      // (mirrored: the transpose written from the first sum directly); strided
       "conv2d_backprop_filter:input=3x11x13x70,filter=1x1x70x151",
       "conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100",
       "conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype=f64",
@@ -896,34 +897,40 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
 
 // A 1x1 backprop filter runs as a packed GEMM (both operands packed on first use, in blocks of
 // pixels, the input's panels in ranges) where it has fewer input than output channels and more
-// than a panel of them, or a filter at least a quarter of the activations; mirrored (out_backprop
+// than a panel of them, or a filter at least a quarter of the activations (with two units of
+// work a thread: chunks times out_backprop panels); mirrored (out_backprop
 // broadcast, input panels, into the filter's transpose) where it has fewer input than output
 // channels, a panel at least, and is not packed. Each sums every element's products in the same
 // order as the plain in-place path, so the bytes equal the plain path's, under every ISA, dtype
 // and thread count (pseudo-random operands: no NaN, whose payload may follow the operand order).
-// Three cache sizes: 32 KiB L1 and 8 MiB L2 (blocks of 128 pixels, one input range); 4 KiB L1
-// (blocks of 16-64 pixels under the vector ISAs, split inside an output row: a segment) with 256
-// KiB L2; 4 KiB L1 with 16 KiB L2 (ranges of one or two panels). Padded rows give chunks without
-// pixels (6 of 8 in the padded problem), whose filter is all zeros.
+// Three cache sizes: 32 KiB L1 and 8 MiB L2 (blocks of up to 128 pixels, one input range); 4 KiB
+// L1 (blocks of 16-64 pixels under the vector ISAs, split inside an output row: a segment; f32
+// under generic keeps 128) with 256 KiB L2; 4 KiB L1 with 16 KiB L2 (ranges of one or two
+// panels). Padded rows give chunks without pixels (2 of 4 in the padded problem), whose filter is
+// all zeros.
 BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_plain_one) {
   struct Case {
     const char* text;
-    bool packed;  // on every ISA (more than 64 input channels, the widest panel, or a big filter)
+    bool packed;  // on every ISA (more than 64 input channels, the widest panel, or a big filter);
+                  // else packed on all but AVX-512
     bool more;    // more passes under the smaller caches, with one thread
   };
   const Case cases[] = {
       {"conv2d_backprop_filter:input=3x11x26x70,filter=1x1x70x151", true, true},
       // 64 channels, the AVX-512 panel: packed there for the filter's size
-      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x100", true, false},
+      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x256", true, false},
       {"conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype="
        "f64",
        true, false},
       {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true, true},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,dtype=bf16", true, false},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x96,format=NCHW,dtype=f16", true, false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,dtype=bf16", true, false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,format=NCHW,dtype=f16", true,
+       false},
       {"conv2d_backprop_filter:input=1x2x40x72,filter=1x1x72x80,padding=3:3:0:0", true, false},
       // more input than output channels, a filter over a quarter of the activations
-      {"conv2d_backprop_filter:input=1x3x3x200,filter=1x1x200x70", true, false},
+      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x256", true, false},
+      // the same with one AVX-512 panel of out_backprop: one unit of work, read in place there
+      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x64", false, false},
       // a panel of input channels on AVX-512: mirrored there, packed under AVX2 and generic
       {"conv2d_backprop_filter:input=2x14x20x64,filter=1x1x64x256", false, true},
   };
@@ -962,12 +969,12 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         BOOST_TEST((packed == plain), how << ": packed");
         BOOST_TEST((mirrored == plain), how << ": mirrored");
       }
-      if (c.packed)
+      if (c.packed || isa != opt::Isa::avx512)
         BOOST_TEST(passes[0] > 0, what << ": the packed path was not taken");
-      else if (isa == opt::Isa::avx512)  // (mirrored: the input's pixels are whole panels)
-        BOOST_TEST(passes[0] == 0, what << ": packed a panel of input channels");
+      else  // (a panel of input channels, or too few panels: mirrored or in place)
+        BOOST_TEST(passes[0] == 0, what << ": packed on AVX-512");
       if (threads == 1 && c.more && passes[0] > 0) {  // (one thread: a unit per chunk)
-        // (generic's 8-element panels keep 128-pixel blocks under a 4 KiB L1)
+        // (generic's 8-float panels keep 128-pixel blocks under a 4 KiB L1)
         if (isa != opt::Isa::generic)
           BOOST_TEST(passes[1] > passes[0], what << ": " << passes[0] << " passes, " << passes[1]
                                                  << " under the 4 KiB L1");
