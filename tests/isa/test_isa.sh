@@ -119,12 +119,13 @@ echo "  $line"
 
 # 2. The optimized backend's unit tests (its dispatch tables, SIMD conversions, determinism) and
 # its suite of the backend testbed (every code path and dtype through the oracle): every ISA this
-# machine runs, and only those. The two gemm_blocking_paths cases and the depthwise column-block
-# case are left to the native run: they test blocking arithmetic (cache sizes, chunks,
+# machine runs, and only those. The two gemm_blocking_paths cases, the depthwise column-block
+# case and the packed/mirrored 1x1 case (124 s under qemu's Haswell on the Xeon guest, 2026-12-02)
+# are left to the native run: they test blocking arithmetic (cache sizes, chunks,
 # sub-blocks, column blocks), which no CPU model changes, under every ISA the host runs, and
 # emulated they took over half an hour of the 40-minute limit (measured 2026-11-26: 4 minutes for
 # the small-cache case alone under qemu's Haswell, 60 times native).
-out=$(run "$test_optimized" '--run_test=!gemm_blocking_paths_under_every_isa_and_thread_count:!gemm_blocking_paths_under_small_caches:!depthwise_filter_column_blocks_are_bitwise_whole_rows' --report_level=short --log_level=message 2>&1)
+out=$(run "$test_optimized" '--run_test=!gemm_blocking_paths_under_every_isa_and_thread_count:!gemm_blocking_paths_under_small_caches:!depthwise_filter_column_blocks_are_bitwise_whole_rows:!packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_plain_one' --report_level=short --log_level=message 2>&1)
 rc=$?
 if [ $rc -eq 0 ]; then ok; else
   bad "test_optimized: want exit 0, got exit $rc"
