@@ -132,7 +132,6 @@ struct Plan {
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   int64_t lda = 0;              // packed: the input panels' stride (out_backprop's: kc * NR)
   int64_t q_ranges = 0;         // packed: ranges of input panels (q blocks) per block
-  int64_t q_range = 0;          // packed: the most input panels in a range
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -350,7 +349,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 
 // A 1x1 filter as a packed GEMM (backprop_filter, packed): the item's pixels (its rows'
 // segments, in order) in blocks of P.kc, and every tile of the item over each block: the input's
-// panels in ranges of P.q_range (that stay in L2 while the item's out_backprop panels pass them),
+// panels in P.q_ranges ranges (that stay in L2 while the item's out_backprop panels pass them),
 // and in each range out_backprop panel by panel (so that one stays in L1 while the range's input
 // panels pass it). Both operands are packed, the input as MR-channel panels [kc][MR] and
 // out_backprop as the item's NR-channel panels [kc][NR], so that a tile reads them contiguously: in
@@ -427,7 +426,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       }
       nb.spread(t1 - t0);
     }
-    // Input panels in ranges of P.q_range (each range's packed anew into pa); out_backprop's
+    // Input panels in P.q_ranges ranges (each range's packed anew into pa); out_backprop's
     // panels packed once per block, by the first range, each into its own slot where there are
     // several ranges.
     const bool ranges = P.q_ranges > 1;
@@ -437,8 +436,8 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       for (int64_t ob = ob0; ob < ob1; ++ob) {
         T* const pbo = ranges ? pb + (ob - ob0) * kc * NR : pb;
         assert(pbo + kc * NR <= pk->pb.data() + pk->pb.size());
+        const int64_t o0 = ob * NR;
         for (int64_t qb = q_lo; qb < q_hi; ++qb) {
-          const int64_t o0 = ob * NR;
           // The range's input panels are packed by the item's first out_backprop panel's tiles,
           // each out_backprop panel by its first tile (items hold whole panels: backprop_filter,
           // grain).
@@ -682,7 +681,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     // block for a few panels.
     P.q_ranges = ceil_div(P.qblocks,
                           std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks));
-    P.q_range = ceil_div(P.qblocks, P.q_ranges);
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
     // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
     P.lda = P.kc * P.MR + kt.width;
@@ -768,7 +766,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
     }
     if (P.kc > 0) {
-      pk.pa.resize(static_cast<std::size_t>(P.lda * P.q_range));
+      pk.pa.resize(static_cast<std::size_t>(P.lda * ceil_div(P.qblocks, P.q_ranges)));
       pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR * (P.q_ranges > 1 ? P.oblocks : 1)));
     }
     int64_t u0, u1;
