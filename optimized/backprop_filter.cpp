@@ -62,9 +62,10 @@ namespace convcheck::opt {
 // Since 2026-12-02 most of those 1x1 layers, and 1x1 layers whose filter is large beside the
 // activations, run as a packed GEMM instead (packed_runs; which layers: backprop_filter, packed):
 // both operands packed on first use, in blocks of pixels, every tile of a block reading them
-// contiguously. On ResNet's 64 -> 256 layer (AVX2 Zen 3, 2 threads, paired against oneDNN, 14
-// interleaved rounds) 0.87 mirrored -> 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6
-// rounds); on AVX-512 (Xeon guest, the rule of backprop_filter, packed) the stride-2 layer 0.84
+// contiguously; the threads' units split the wider side's panels, so that only the narrower side
+// is read by every unit. On ResNet's 64 -> 256 layer (AVX2 Zen 3, 2 threads, paired against oneDNN,
+// 14 interleaved rounds) 0.87 mirrored -> 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99
+// (6 rounds); on AVX-512 (Xeon guest, the rule of backprop_filter, packed) the stride-2 layer 0.84
 // mirrored -> 1.07 packed, 2048 -> 512 at 7x7 0.52-0.56 in place -> 0.70, 512 -> 2048 0.41
 // mirrored -> 0.90-0.93. A first packed GEMM
 // (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of oneDNN against
@@ -131,7 +132,10 @@ struct Plan {
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   int64_t lda = 0;              // packed: the input panels' stride (out_backprop's: kc * NR)
-  int64_t q_ranges = 0;         // packed: ranges of input panels (q blocks) per block
+  int64_t q_panels = 0;         // packed: input panels (q blocks) per range at most
+  // packed: units hold ranges of input panels (tiles t = qb * oblocks + ob), each passing every
+  // out_backprop panel, rather than out_backprop panels (t = ob * qblocks + qb)
+  bool split_q = false;
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -347,27 +351,32 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
   }
 }
 
-// A 1x1 filter as a packed GEMM (backprop_filter, packed): the item's pixels (its rows'
-// segments, in order) in blocks of P.kc, and every tile of the item over each block: the input's
-// panels in P.q_ranges ranges (that stay in L2 while the item's out_backprop panels pass them),
-// and in each range out_backprop panel by panel (so that one stays in L1 while the range's input
-// panels pass it). Both operands are packed, the input as MR-channel panels [kc][MR] and
-// out_backprop as the item's NR-channel panels [kc][NR], so that a tile reads them contiguously: in
-// place they are a line per pixel, the channel strides apart, which maps them to a few L1 sets.
-// They are packed on first use: the block's first tile of a panel reads it in place and stores it
-// packed as it goes (FilterTile:: pack_x, pack_dy), so the packing costs a store per vector (and
-// for the input, whose elements the arithmetic broadcasts, a vector load per pixel); a separate
-// packing pass took, run alone, 4.8-5.4 ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one
-// thread, bench/zen3-2026-12-02). The next block's input and out_backprop are prefetched into L2
-// over the block's tile calls. Each tile continues its sum from memory, pixel after pixel: the same
-// terms in the same order as tap_runs, so the bytes are the same.
+// A 1x1 filter as a packed GEMM (backprop_filter, packed): the unit's pixels (its rows'
+// segments, in order) in blocks of P.kc, and every tile of the unit over each block: its input
+// panels in ranges of at most P.q_panels (that stay in L2 while its out_backprop panels pass
+// them), and in each range out_backprop panel by panel (so that one stays in L1 while the range's
+// input panels pass it). A unit holds whole out_backprop panels and every input panel, or where
+// the input is the wider side (P.split_q), a range of input panels and every out_backprop panel:
+// so that each unit re-reads the narrower tensor only. Both operands are packed, the input as
+// MR-channel panels [kc][MR] and out_backprop as the item's NR-channel panels [kc][NR], so that a
+// tile reads them contiguously: in place they are a line per pixel, the channel strides apart,
+// which maps them to a few L1 sets. They are packed on first use: the block's first tile of a panel
+// reads it in place and stores it packed as it goes (FilterTile:: pack_x, pack_dy), so the packing
+// costs a store per vector (and for the input, whose elements the arithmetic broadcasts, a vector
+// load per pixel); a separate packing pass took, run alone, 4.8-5.4 ms of the 12.9 the layer took
+// (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The next block's input and out_backprop
+// are prefetched into L2 over the block's tile calls. Each tile continues its sum from memory,
+// pixel after pixel: the same terms in the same order as tap_runs, so the bytes are the same.
 template <class T>
 void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
                  Packs<T>* pk) {
   const Geometry& g = *P.g;
-  const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, kc = P.kc;
-  assert(t0 % qblocks == 0 && t1 % qblocks == 0);
-  const int64_t ob0 = t0 / qblocks, ob1 = t1 / qblocks;
+  const int64_t MR = P.MR, NR = P.NR, kc = P.kc;
+  const int64_t grain = P.split_q ? P.oblocks : P.qblocks;  // (backprop_filter, grain)
+  assert(t0 % grain == 0 && t1 % grain == 0);
+  // The unit's input panels [q0, q1) and out_backprop panels [ob0, ob1).
+  const int64_t q0 = P.split_q ? t0 / grain : 0, q1 = P.split_q ? t1 / grain : P.qblocks;
+  const int64_t ob0 = P.split_q ? 0 : t0 / grain, ob1 = P.split_q ? P.oblocks : t1 / grain;
   const int64_t elem = static_cast<int64_t>(sizeof(T));
   T* const pa = pk->pa.data();
   T* const pb = pk->pb.data();
@@ -426,22 +435,22 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       }
       nb.spread(t1 - t0);
     }
-    // Input panels in P.q_ranges ranges (each range's packed anew into pa); out_backprop's
-    // panels packed once per block, by the first range, each into its own slot where there are
-    // several ranges.
-    const bool ranges = P.q_ranges > 1;
-    const EvenSplit range(qblocks, P.q_ranges);
-    for (int64_t rg = 0; rg < P.q_ranges; ++rg) {
-      const int64_t q_lo = range.begin(rg), q_hi = q_lo + range.size(rg);
+    // Input panels in ranges (each range's packed anew into pa); out_backprop's panels packed
+    // once per block, by the first range, each into its own slot where there are several ranges.
+    const int64_t nranges = ceil_div(q1 - q0, P.q_panels);
+    const bool ranges = nranges > 1;
+    const EvenSplit range(q1 - q0, nranges);
+    for (int64_t rg = 0; rg < nranges; ++rg) {
+      const int64_t q_lo = q0 + range.begin(rg), q_hi = q_lo + range.size(rg);
       for (int64_t ob = ob0; ob < ob1; ++ob) {
         T* const pbo = ranges ? pb + (ob - ob0) * kc * NR : pb;
         assert(pbo + kc * NR <= pk->pb.data() + pk->pb.size());
         const int64_t o0 = ob * NR;
         for (int64_t qb = q_lo; qb < q_hi; ++qb) {
-          // The range's input panels are packed by the item's first out_backprop panel's tiles,
-          // each out_backprop panel by its first tile (items hold whole panels: backprop_filter,
-          // grain).
-          const bool x_first = ob == ob0, dy_first = qb == 0;
+          // The range's input panels are packed by the unit's first out_backprop panel's tiles,
+          // each out_backprop panel by its first tile (units hold whole panels of one side and
+          // all of the other: backprop_filter, grain).
+          const bool x_first = ob == ob0, dy_first = qb == q0;
           T* const pax = pa + (qb - q_lo) * lda;
           assert(pax + lda <= pk->pa.data() + pk->pa.size());
           FilterTile<T> ft;
@@ -462,7 +471,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           ft.ldc = P.ldc;
           ft.mr = std::min(MR, P.Mrows - qb * MR);
           ft.nr = std::min(NR, P.cols - o0);
-          ft.accumulate = block > 0;  // the item's first block stores (every tile covers its C)
+          ft.accumulate = block > 0;  // the unit's first block stores (every tile covers its C)
           nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
           P.kernel(ft);
           nb.issue_due();
@@ -525,11 +534,23 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // - packed too where the filter is at least a quarter of the activations: in place, every block
   //   of a few rows loads and stores the whole filter (ResNet conv5's 2048 -> 512 at 7x7: 0.52-0.56
   //   of oneDNN in place, 0.70 packed; 512 -> 2048 mirrored 0.41, packed 0.90-0.93);
+  // - where the input has more channels than out_backprop, which has several panels: units hold
+  //   ranges of input panels and pass every out_backprop panel (split_q), so that the wider input
+  //   is read once, not once per out_backprop panel (2048 -> 512 at 7x7: 8 times, 26 MB from L3
+  //   for about 2 ms of arithmetic); and packed from a sixteenth of the activations: with split_q,
+  //   1024 -> 256 at 14x14 (filter 1/7.7 of the activations) read 0.82-0.85 of oneDNN packed,
+  //   0.74-0.78 in place; 512 -> 128 at 28x28 (1/61) 0.91-0.93 packed, 0.98-0.99 in place;
+  //   256 -> 64 (1/500) 1.16 packed, 1.24-1.35 in place (AVX-512, 8-10 rounds). Against the rule
+  //   before (AVX-512, 10 rounds): 2048 -> 512 0.68 -> 0.97, 1024 -> 256 0.77 -> 0.82; capped to
+  //   AVX2 (8 rounds): 0.75 -> 0.92, 0.67 -> 0.90, and 2048 -> 64 at 7x7 (four AVX2 panels)
+  //   0.64 -> 0.79; a classifier's 2048 -> 1000 on 32 pixels 2.74 -> 2.53 (AVX-512), 1.31 -> 1.39
+  //   (AVX2) (bench/xeon-2026-12-02b). With one panel of out_backprop (2048 -> 64 on AVX-512),
+  //   units hold that panel, and the quarter rule stands;
   // - mirrored where fewer input than output channels are at least a panel (and not packed).
   // Layers with more input than output channels and a small filter read both in place (256 ->
-  // 64: 1.14-1.17 in place, 0.87-0.97 packed; 1024 -> 256 at 14x14 about 0.72 either way).
-  // Measured 2026-12-02 on the Xeon guest, AVX-512, 2 threads, paired against oneDNN, 6 rounds
-  // (bench/xeon-2026-12-02).
+  // 64: 1.14-1.17 in place, 0.87-0.97 packed). Measured 2026-12-02 on the Xeon guest, AVX-512, 2
+  // threads, paired against oneDNN, 6 rounds (bench/xeon-2026-12-02), the split_q rows 2026-12-02
+  // too (bench/xeon-2026-12-02b).
   //
   // Packed blocks hold kc pixels: 128 (at most a chunk's), fewer where out_backprop's panel (kc x
   // NR), which every tile of a block re-reads, would outgrow L1. The input panels go in ranges of
@@ -551,11 +572,14 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t widest_nr = kt.nr(kt.variants - 1);
   const bool one_tap = taps == 1 && g.G == 1 && g.O >= widest_nr;
   const bool one_tap_wide = one_tap && g.Cf < g.O && g.Cf >= widest_nr;
-  // (Packed work splits only at whole out_backprop panels, chunk by chunk: a layer packed for its
-  // filter's size, which has few chunks, also needs two such units a thread, or threads idle;
-  // its 2048 -> 512 at 7x7 has 8 on AVX-512. An SE-shaped 2048 -> 64 reads in place.)
-  const bool big_one_tap = one_tap && g.Cf >= kt.mr && filter_elements >= activation_elements / 4 &&
-                           chunks * ceil_div(g.O, widest_nr) >= 2 * threads;
+  // Packed units hold whole panels of one side, chunk by chunk (packed_runs): out_backprop's, or
+  // the input's where it has more channels (split_q). A layer packed for its filter's size, which
+  // has few chunks, also needs two such units a thread, or threads idle.
+  const bool split_q = g.Cf > g.O && g.O > widest_nr;
+  const int64_t unit_panels = split_q ? ceil_div(g.Cf, kt.mr) : ceil_div(g.O, widest_nr);
+  const bool big_one_tap = one_tap && g.Cf >= kt.mr &&
+                           filter_elements >= activation_elements / (split_q ? 16 : 4) &&
+                           chunks * unit_panels >= 2 * threads;
   const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, 128);
   const bool packed = g_allow_packed && ((one_tap_wide && g.Cf > widest_nr) || big_one_tap);
   const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
@@ -679,8 +703,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     P.kc = std::min(packed_kc, chunk_rows * g.OW);
     // Ranges of near-equal sizes (packed_runs, EvenSplit): a short last range would pass the
     // block for a few panels.
-    P.q_ranges = ceil_div(P.qblocks,
-                          std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks));
+    P.q_panels = ceil_div(
+        P.qblocks, ceil_div(P.qblocks, std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1,
+                                                           P.qblocks)));
+    P.split_q = split_q;
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
     // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
     P.lda = P.kc * P.MR + kt.width;
@@ -741,9 +767,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // slower on g2, g4 and conv5 (conv4 1.5 % faster).
   const bool chunk_one_block = chunk_rows <= P.block_rows;
   const int64_t units_per_thread = chunk_one_block ? 16 : 4;
-  // Packed (packed_runs): items and units split the tiles at whole out_backprop panels, as every
-  // unit packs the panels of its tiles (and all of the input) for its rows.
-  const int64_t grain = P.kc > 0 ? P.qblocks : 1;
+  // Packed (packed_runs): items and units split the tiles at whole out_backprop panels (tiles
+  // t = ob * qblocks + qb), or with split_q at whole input panels (t = qb * oblocks + ob), as every
+  // unit packs the panels of its tiles (and all of the other side) for its rows.
+  const int64_t grain = P.kc > 0 ? (P.split_q ? P.oblocks : P.qblocks) : 1;
   const int64_t grains = tiles / grain;
   const int64_t runs_per_item =
       threads > 1 ? std::clamp<int64_t>(ceil_div(units_per_thread * threads, items), 1,
@@ -766,8 +793,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
     }
     if (P.kc > 0) {
-      pk.pa.resize(static_cast<std::size_t>(P.lda * ceil_div(P.qblocks, P.q_ranges)));
-      pk.pb.resize(static_cast<std::size_t>(P.kc * P.NR * (P.q_ranges > 1 ? P.oblocks : 1)));
+      pk.pa.resize(static_cast<std::size_t>(P.lda * P.q_panels));
+      pk.pb.resize(
+          static_cast<std::size_t>(P.kc * P.NR * (P.q_panels < P.qblocks ? P.oblocks : 1)));
     }
     int64_t u0, u1;
     while (units->next(tid, &u0, &u1)) {

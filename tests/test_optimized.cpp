@@ -897,15 +897,16 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
 
 // A 1x1 backprop filter runs as a packed GEMM (both operands packed on first use, in blocks of
 // pixels, the input's panels in ranges) where it has fewer input than output channels and more
-// than a panel of them, or a filter at least a quarter of the activations (with two units of
-// work a thread: chunks times out_backprop panels); mirrored (out_backprop
-// broadcast, input panels, into the filter's transpose) where it has fewer input than output
-// channels, a panel at least, and is not packed. Each sums every element's products in the same
-// order as the plain in-place path, so the bytes equal the plain path's, under every ISA, dtype
-// and thread count (pseudo-random operands: no NaN, whose payload may follow the operand order).
-// Three cache sizes: 32 KiB L1 and 8 MiB L2 (blocks of up to 128 pixels, one input range); 4 KiB
-// L1 (blocks of 16-64 pixels under the vector ISAs, split inside an output row: a segment; f32
-// under generic keeps 128) with 256 KiB L2; 4 KiB L1 with 16 KiB L2 (ranges of one or two
+// than a panel of them, or a filter at least a quarter of the activations (a sixteenth where the
+// input has more channels than out_backprop, which has several panels: the units then split the
+// input's panels; with two units of work a thread: chunks times the panels units split); mirrored
+// (out_backprop broadcast, input panels, into the filter's transpose) where it has fewer input than
+// output channels, a panel at least, and is not packed. Each sums every element's products in the
+// same order as the plain in-place path, so the bytes equal the plain path's, under every ISA,
+// dtype and thread count (pseudo-random operands: no NaN, whose payload may follow the operand
+// order). Three cache sizes: 32 KiB L1 and 8 MiB L2 (blocks of up to 128 pixels, one input range);
+// 4 KiB L1 (blocks of 16-64 pixels under the vector ISAs, split inside an output row: a segment;
+// f32 under generic keeps 128) with 256 KiB L2; 4 KiB L1 with 16 KiB L2 (ranges of one or two
 // panels). Padded rows give chunks without pixels (2 of 4 in the padded problem), whose filter is
 // all zeros.
 BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_plain_one) {
@@ -927,8 +928,11 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
       {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,format=NCHW,dtype=f16", true,
        false},
       {"conv2d_backprop_filter:input=1x2x40x72,filter=1x1x72x80,padding=3:3:0:0", true, false},
-      // more input than output channels, a filter over a quarter of the activations
-      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x256", true, false},
+      // more input than output channels, a filter over a quarter of the activations: units
+      // hold ranges of input panels (split_q), several ranges each under the 16 KiB L2
+      {"conv2d_backprop_filter:input=1x6x6x300,filter=1x1x300x256", true, true},
+      // the same with a filter between a sixteenth and a quarter of the activations
+      {"conv2d_backprop_filter:input=2x12x12x200,filter=1x1x200x100", true, false},
       // the same with one AVX-512 panel of out_backprop: one unit of work, read in place there
       {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x64", false, false},
       // a panel of input channels on AVX-512: mirrored there, packed under AVX2 and generic
