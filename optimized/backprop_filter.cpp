@@ -62,16 +62,16 @@ namespace convcheck::opt {
 // Since 2026-12-02 most of those 1x1 layers, and 1x1 layers whose filter is large beside the
 // activations, run as a packed GEMM instead (packed_runs; which layers: backprop_filter, packed):
 // both operands packed on first use, in blocks of pixels, every tile of a block reading them
-// contiguously; the threads' units split the wider side's panels, so that only the narrower side
-// is read by every unit. On ResNet's 64 -> 256 layer (AVX2 Zen 3, 2 threads, paired against oneDNN,
-// 14 interleaved rounds) 0.87 mirrored -> 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99
-// (6 rounds); on AVX-512 (Xeon guest, the rule of backprop_filter, packed) the stride-2 layer 0.84
-// mirrored -> 1.07 packed, 2048 -> 512 at 7x7 0.52-0.56 in place -> 0.70, 512 -> 2048 0.41
-// mirrored -> 0.90-0.93. A first packed GEMM
-// (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of oneDNN against
-// 0.78-0.83, AVX2, 1 thread): the pass takes the memory misses that the kernel otherwise overlaps
-// with its arithmetic; so did a pass here (run alone, 4.8-5.4 ms of the layer's 12.9 at one
-// thread, bench/zen3-2026-12-02/README.md).
+// contiguously; the threads' units split out_backprop's panels, or the input's where it has more
+// channels and out_backprop several panels, so that each unit re-reads only the other side. On
+// ResNet's 64 -> 256 layer (AVX2 Zen 3, 2 threads, paired against oneDNN, 14 interleaved rounds)
+// 0.87 mirrored -> 0.94 packed; its 256 -> 512 stride-2 layer 0.88 -> 0.99 (6 rounds); on AVX-512
+// (Xeon guest, the rule of backprop_filter, packed) the stride-2 layer 0.84 mirrored -> 1.07
+// packed, 2048 -> 512 at 7x7 0.52-0.56 in place -> 0.70, 512 -> 2048 0.41 mirrored -> 0.90-0.93. A
+// first packed GEMM (2026-11-24) packed in a pass of its own and measured slower (0.59-0.69 of
+// oneDNN against 0.78-0.83, AVX2, 1 thread): the pass takes the memory misses that the kernel
+// otherwise overlaps with its arithmetic; so did a pass here (run alone, 4.8-5.4 ms of the
+// layer's 12.9 at one thread, bench/zen3-2026-12-02/README.md).
 //
 // When the filter is small beside the activations, the output rows are also split into a fixed
 // number of chunks (a function of the problem alone), each summed into its own partial filter, and
@@ -85,6 +85,7 @@ bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
 bool g_allow_packed = true;    // allow_packed_filter (tests)
 std::atomic<int64_t> g_streamed_calls{0};
 std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
+std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
 // partial filters taking no more memory than the activations, half of them for a 1x1 filter (a
@@ -236,11 +237,12 @@ struct Packs {
   std::vector<T> b;  // the out_backprop panel's slice
   std::vector<Segment> seg;
   // packed_runs: the input's panels of one range, out_backprop's panels of the block (one slot,
-  // or each of the item's panels where there are several ranges)
+  // or each of the unit's panels where there are several ranges)
   std::vector<T> pa, pb;
   // packed_runs: a block's pieces, both in place or one side packed
   std::vector<Segment> seg_in_place, seg_x, seg_dy;
   int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
+  int64_t split_passes = 0;   // those of units that split the input's panels (split_q)
   int64_t streamed = 0;  // tile calls that streamed their sums (streamed_filter_calls_for_tests)
 };
 
@@ -358,7 +360,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 // input panels pass it). A unit holds whole out_backprop panels and every input panel, or where
 // the input is the wider side (P.split_q), a range of input panels and every out_backprop panel:
 // so that each unit re-reads the narrower tensor only. Both operands are packed, the input as
-// MR-channel panels [kc][MR] and out_backprop as the item's NR-channel panels [kc][NR], so that a
+// MR-channel panels [kc][MR] and out_backprop as the unit's NR-channel panels [kc][NR], so that a
 // tile reads them contiguously: in place they are a line per pixel, the channel strides apart,
 // which maps them to a few L1 sets. They are packed on first use: the block's first tile of a panel
 // reads it in place and stores it packed as it goes (FilterTile:: pack_x, pack_dy), so the packing
@@ -420,7 +422,10 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       kb += c;
     });
     const Segment both_packed{0, 0, kb};
-    // The next block's input and out_backprop spans, prefetched over this block's calls.
+    // The next block's input and out_backprop spans, prefetched over this block's calls. (With
+    // split_q a unit reads only its own input panels' channels, yet the whole span is prefetched:
+    // prefetching none of the input there read lower, 2048 -> 512 at 7x7 0.97 -> 0.87 of oneDNN,
+    // 1024 -> 256 0.84 -> 0.79, AVX2 lower too: bench/xeon-2026-12-02b/input-prefetch-*.txt.)
     L2Prefetch nb;
     {
       int64_t xlo = -1, xhi = -1, dlo = -1, dhi = -1;
@@ -478,6 +483,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
         }
       }
       ++pk->packed_passes;
+      pk->split_passes += P.split_q ? 1 : 0;
     }
     at = next;
   }
@@ -495,6 +501,10 @@ void allow_packed_filter(bool allow) {
 
 int64_t packed_filter_passes_for_tests() {
   return g_packed_passes.exchange(0, std::memory_order_relaxed);
+}
+
+int64_t packed_filter_split_passes_for_tests() {
+  return g_split_passes.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t streamed_filter_calls_for_tests() {
@@ -535,17 +545,17 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   //   of a few rows loads and stores the whole filter (ResNet conv5's 2048 -> 512 at 7x7: 0.52-0.56
   //   of oneDNN in place, 0.70 packed; 512 -> 2048 mirrored 0.41, packed 0.90-0.93);
   // - where the input has more channels than out_backprop, which has several panels: units hold
-  //   ranges of input panels and pass every out_backprop panel (split_q), so that the wider input
-  //   is read once, not once per out_backprop panel (2048 -> 512 at 7x7: 8 times, 26 MB from L3
-  //   for about 2 ms of arithmetic); and packed from a sixteenth of the activations: with split_q,
-  //   1024 -> 256 at 14x14 (filter 1/7.7 of the activations) read 0.82-0.85 of oneDNN packed,
-  //   0.74-0.78 in place; 512 -> 128 at 28x28 (1/61) 0.91-0.93 packed, 0.98-0.99 in place;
-  //   256 -> 64 (1/500) 1.16 packed, 1.24-1.35 in place (AVX-512, 8-10 rounds). Against the rule
-  //   before (AVX-512, 10 rounds): 2048 -> 512 0.68 -> 0.97, 1024 -> 256 0.77 -> 0.82; capped to
-  //   AVX2 (8 rounds): 0.75 -> 0.92, 0.67 -> 0.90, and 2048 -> 64 at 7x7 (four AVX2 panels)
-  //   0.64 -> 0.79; a classifier's 2048 -> 1000 on 32 pixels 2.74 -> 2.53 (AVX-512), 1.31 -> 1.39
-  //   (AVX2) (bench/xeon-2026-12-02b). With one panel of out_backprop (2048 -> 64 on AVX-512),
-  //   units hold that panel, and the quarter rule stands;
+  //   ranges of input panels and pass every out_backprop panel (split_q), so that each unit's
+  //   tiles read only their own channels of the wider input, not all of it once per out_backprop
+  //   panel (2048 -> 512 at 7x7: 8 times, 26 MB from L3 for about 2 ms of arithmetic); and packed
+  //   from a sixteenth of the activations: with split_q, 1024 -> 256 at 14x14 (filter 1/7.7 of the
+  //   activations) read 0.82-0.85 of oneDNN packed, 0.74-0.78 in place; 512 -> 128 at 28x28 (1/61)
+  //   0.91-0.93 packed, 0.98-0.99 in place; 256 -> 64 (1/500) 1.16 packed, 1.24-1.35 in place
+  //   (AVX-512, 8-10 rounds). Against the rule before (AVX-512, 10 rounds): 2048 -> 512 0.68 ->
+  //   0.97, 1024 -> 256 0.77 -> 0.82; capped to AVX2 (8 rounds): 0.75 -> 0.92, 0.67 -> 0.90, and
+  //   2048 -> 64 at 7x7 (four AVX2 panels) 0.64 -> 0.79; a classifier's 2048 -> 1000 on 32
+  //   pixels 2.74 -> 2.53 (AVX-512), 1.31 -> 1.39 (AVX2) (bench/xeon-2026-12-02b). With one panel
+  //   of out_backprop (2048 -> 64 on AVX-512), units hold that panel, and the quarter rule stands;
   // - mirrored where fewer input than output channels are at least a panel (and not packed).
   // Layers with more input than output channels and a small filter read both in place (256 ->
   // 64: 1.14-1.17 in place, 0.87-0.97 packed). Measured 2026-12-02 on the Xeon guest, AVX-512, 2
@@ -573,8 +583,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const bool one_tap = taps == 1 && g.G == 1 && g.O >= widest_nr;
   const bool one_tap_wide = one_tap && g.Cf < g.O && g.Cf >= widest_nr;
   // Packed units hold whole panels of one side, chunk by chunk (packed_runs): out_backprop's, or
-  // the input's where it has more channels (split_q). A layer packed for its filter's size, which
-  // has few chunks, also needs two such units a thread, or threads idle.
+  // the input's where it has more channels and out_backprop several panels (split_q). A layer
+  // packed for its filter's size, which has few chunks, also needs two such units a thread, or
+  // threads idle.
   const bool split_q = g.Cf > g.O && g.O > widest_nr;
   const int64_t unit_panels = split_q ? ceil_div(g.Cf, kt.mr) : ceil_div(g.O, widest_nr);
   const bool big_one_tap = one_tap && g.Cf >= kt.mr &&
@@ -818,6 +829,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     }
     if (pk.packed_passes > 0)
       g_packed_passes.fetch_add(pk.packed_passes, std::memory_order_relaxed);
+    if (pk.split_passes > 0) g_split_passes.fetch_add(pk.split_passes, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);

@@ -85,6 +85,9 @@ void allow_packed_filter(bool allow);
 /// path (backprop_filter.cpp, packed_runs) made since the last call: for the tests that the path,
 /// and its several blocks per item and ranges per block, are reached.
 int64_t packed_filter_passes_for_tests();
+/// Those of the passes that units holding ranges of input panels made (backprop_filter.cpp,
+/// split_q), since the last call.
+int64_t packed_filter_split_passes_for_tests();
 /// Whether `bytes` of data outgrow twice L2: a result that would not stay in L2 for its reader, a
 /// filter whose tiles the kernels would wait on (backprop_filter.cpp).
 inline bool over_twice_l2(int64_t bytes) {

@@ -915,28 +915,32 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
     bool packed;  // on every ISA (more than 64 input channels, the widest panel, or a big filter);
                   // else packed on all but AVX-512
     bool more;    // more passes under the smaller caches, with one thread
+    bool split;   // where packed, units split the input's panels (more input channels than
+                  // out_backprop, which has several panels)
   };
   const Case cases[] = {
-      {"conv2d_backprop_filter:input=2x9x26x70,filter=1x1x70x151", true, true},
+      {"conv2d_backprop_filter:input=2x9x26x70,filter=1x1x70x151", true, true, false},
       // 64 channels, the AVX-512 panel: packed there for the filter's size
-      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x256", true, false},
+      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x256", true, false, false},
       {"conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype="
        "f64",
-       true, false},
-      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true, true},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,dtype=bf16", true, false},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,format=NCHW,dtype=f16", true,
+       true, false, false},
+      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true, true, false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,dtype=bf16", true, false, false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,format=NCHW,dtype=f16", true, false,
        false},
-      {"conv2d_backprop_filter:input=1x2x40x72,filter=1x1x72x80,padding=3:3:0:0", true, false},
+      {"conv2d_backprop_filter:input=1x2x40x72,filter=1x1x72x80,padding=3:3:0:0", true, false,
+       false},
       // more input than output channels, a filter over a quarter of the activations: units
       // hold ranges of input panels (split_q), several ranges each under the 16 KiB L2
-      {"conv2d_backprop_filter:input=1x6x6x300,filter=1x1x300x256", true, true},
-      // the same with a filter between a sixteenth and a quarter of the activations
-      {"conv2d_backprop_filter:input=2x12x12x200,filter=1x1x200x100", true, false},
-      // the same with one AVX-512 panel of out_backprop: one unit of work, read in place there
-      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x64", false, false},
+      {"conv2d_backprop_filter:input=1x6x6x300,filter=1x1x300x256", true, true, true},
+      // the same in f64, with a filter between a sixteenth and a quarter of the activations
+      {"conv2d_backprop_filter:input=2x12x12x200,filter=1x1x200x100,dtype=f64", true, false, true},
+      // the same with one AVX-512 panel of out_backprop: one unit of work, read in place there;
+      // four or more panels elsewhere, split
+      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x64", false, false, true},
       // a panel of input channels on AVX-512: mirrored there, packed under AVX2 and generic
-      {"conv2d_backprop_filter:input=1x12x20x64,filter=1x1x64x256", false, true},
+      {"conv2d_backprop_filter:input=1x12x20x64,filter=1x1x64x256", false, true, false},
   };
   const int saved = omp_get_max_threads();
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
@@ -965,8 +969,12 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
       for (int k = 0; k < 3; ++k) {
         opt::override_cache_sizes(caches[k].l1d, caches[k].l2);
         opt::packed_filter_passes_for_tests();
+        opt::packed_filter_split_passes_for_tests();
         const std::vector<unsigned char> packed = result();
         passes[k] = opt::packed_filter_passes_for_tests();
+        const int64_t split = opt::packed_filter_split_passes_for_tests();
+        BOOST_TEST(split == (c.split ? passes[k] : 0),
+                   what << ": " << split << " of " << passes[k] << " passes split the input");
         opt::allow_packed_filter(false);
         const std::vector<unsigned char> mirrored = result();
         opt::allow_packed_filter(true);
