@@ -358,17 +358,18 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
 // panels in ranges of at most P.q_panels (that stay in L2 while its out_backprop panels pass
 // them), and in each range out_backprop panel by panel (so that one stays in L1 while the range's
 // input panels pass it). A unit holds whole out_backprop panels and every input panel, or where
-// the input is the wider side (P.split_q), a range of input panels and every out_backprop panel:
-// so that each unit re-reads the narrower tensor only. Both operands are packed, the input as
-// MR-channel panels [kc][MR] and out_backprop as the unit's NR-channel panels [kc][NR], so that a
-// tile reads them contiguously: in place they are a line per pixel, the channel strides apart,
-// which maps them to a few L1 sets. They are packed on first use: the block's first tile of a panel
-// reads it in place and stores it packed as it goes (FilterTile:: pack_x, pack_dy), so the packing
-// costs a store per vector (and for the input, whose elements the arithmetic broadcasts, a vector
-// load per pixel); a separate packing pass took, run alone, 4.8-5.4 ms of the 12.9 the layer took
-// (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The next block's input and out_backprop
-// are prefetched into L2 over the block's tile calls. Each tile continues its sum from memory,
-// pixel after pixel: the same terms in the same order as tap_runs, so the bytes are the same.
+// the input is the wider side and out_backprop has several panels (P.split_q), a range of input
+// panels and every out_backprop panel: so that each unit re-reads the narrower tensor only. Both
+// operands are packed, the input as MR-channel panels [kc][MR] and out_backprop as the unit's
+// NR-channel panels [kc][NR], so that a tile reads them contiguously: in place they are a line per
+// pixel, the channel strides apart, which maps them to a few L1 sets. They are packed on first use:
+// the block's first tile of a panel reads it in place and stores it packed as it goes (FilterTile::
+// pack_x, pack_dy), so the packing costs a store per vector (and for the input, whose elements the
+// arithmetic broadcasts, a vector load per pixel); a separate packing pass took, run alone, 4.8-5.4
+// ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The next
+// block's input and out_backprop are prefetched into L2 over the block's tile calls. Each tile
+// continues its sum from memory, pixel after pixel: the same terms in the same order as tap_runs,
+// so the bytes are the same.
 template <class T>
 void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
                  Packs<T>* pk) {
@@ -712,11 +713,13 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   if (packed) {
     // (no more than a chunk's pixels: the buffers below are per thread and per call)
     P.kc = std::min(packed_kc, chunk_rows * g.OW);
-    // Ranges of near-equal sizes (packed_runs, EvenSplit): a short last range would pass the
-    // block for a few panels.
-    P.q_panels = ceil_div(
-        P.qblocks, ceil_div(P.qblocks, std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1,
-                                                           P.qblocks)));
+    // Ranges take a sixteenth of L2 at most: q_panels, the input buffer's capacity, is that
+    // budget evened over all the q blocks (the ranges of all of them near-equal: a short last
+    // range would pass the block for a few panels); a unit of fewer q blocks (split_q) evens its
+    // own ranges within it (packed_runs, EvenSplit).
+    const int64_t budget_panels =
+        std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks);
+    P.q_panels = ceil_div(P.qblocks, ceil_div(P.qblocks, budget_panels));
     P.split_q = split_q;
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
     // FilterTile. out_backprop's slots are NR, whole vectors, wide.)
