@@ -137,6 +137,9 @@ struct Plan {
   // packed: units hold ranges of input panels (tiles t = qb * oblocks + ob), each passing every
   // out_backprop panel, rather than out_backprop panels (t = ob * qblocks + qb)
   bool split_q = false;
+  // Tiles a unit of work holds whole, in whole panels of one side (backprop_filter, grain): 1
+  // for tap_runs; packed, a panel's tiles.
+  int64_t grain() const { return kc == 0 ? 1 : split_q ? oblocks : qblocks; }
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -375,7 +378,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
                  Packs<T>* pk) {
   const Geometry& g = *P.g;
   const int64_t MR = P.MR, NR = P.NR, kc = P.kc;
-  const int64_t grain = P.split_q ? P.oblocks : P.qblocks;  // (backprop_filter, grain)
+  const int64_t grain = P.grain();
   assert(t0 % grain == 0 && t1 % grain == 0);
   // The unit's input panels [q0, q1) and out_backprop panels [ob0, ob1).
   const int64_t q0 = P.split_q ? t0 / grain : 0, q1 = P.split_q ? t1 / grain : P.qblocks;
@@ -784,7 +787,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // Packed (packed_runs): items and units split the tiles at whole out_backprop panels (tiles
   // t = ob * qblocks + qb), or with split_q at whole input panels (t = qb * oblocks + ob), as every
   // unit packs the panels of its tiles (and all of the other side) for its rows.
-  const int64_t grain = P.kc > 0 ? (P.split_q ? P.oblocks : P.qblocks) : 1;
+  const int64_t grain = P.grain();
   const int64_t grains = tiles / grain;
   const int64_t runs_per_item =
       threads > 1 ? std::clamp<int64_t>(ceil_div(units_per_thread * threads, items), 1,
