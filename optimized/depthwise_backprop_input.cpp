@@ -3,12 +3,21 @@
 // (multiplier 1), or scalar loops over (channel, multiplier) otherwise. Memory-bound: one pass
 // over out_backprop and the result, the filter in L1.
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "optimized/kernels.h"
 #include "optimized/ops.h"
 
 namespace convcheck::opt {
+
+namespace {
+std::atomic<int64_t> g_prefetching_rows{0};  // prefetching_depthwise_rows_for_tests
+}  // namespace
+
+int64_t prefetching_depthwise_rows_for_tests() {
+  return g_prefetching_rows.exchange(0, std::memory_order_relaxed);
+}
 
 // Index law, written once:
 //   dx[n,r,c,k] = sum_{m<M} sum_{a<KH} sum_{b<KW} dy[n,i,j,k*M+m] * w[a,b,k,m]
@@ -52,16 +61,20 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
       rt->push_back(n * g.OH + ti / g.sh);
     }
   };
+  const int64_t dy_row = g.OW * g.O;  // an out_backprop row's elements
+  const bool prefetch = prefetch_next_rows(g.N * g.OH * dy_row * int64_t{sizeof(T)},
+                                           dy_row * int64_t{sizeof(T)}, threads);
   auto run_rows = [&](int64_t r0, int64_t r1) {
-    std::vector<int64_t> rt;  // row taps of this row
+    std::vector<int64_t> rt, next;  // row taps of this row and of the next
+    int64_t prefetching = 0;
     for (int64_t row = r0; row < r1; ++row) {
       row_taps(row, &rt);
       const int64_t nrt = static_cast<int64_t>(rt.size() / 2);
       T* out = dx + row * g.W * g.C;
       if (g.M == 1) {
         // Tile-major (kernels_impl.h, depthwise_run): one pass over the row, which the hardware
-        // prefetcher follows (the channel sweeps before 2026-11-28 needed the next row
-        // prefetched into L2 by software).
+        // prefetcher follows, and where out_backprop comes from L3 or memory, the next input
+        // row's new out_backprop rows prefetched into L2 by software (prefetch_next_rows).
         DepthwiseRow<T> dr;
         dr.src = dy;
         dr.src_w = g.OW;
@@ -77,6 +90,12 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         dr.src_step = 1;
         dr.out = out;
         dr.stream = stream;
+        // The next input row's new out_backprop rows (row_taps lists the highest first).
+        if (prefetch && nrt > 0 && (row + 1) % g.H != 0) {
+          row_taps(row + 1, &next);
+          if (!next.empty()) set_next_rows(&dr, dy, dy_row, rt[1], next[1]);
+          prefetching += dr.next_src != nullptr;
+        }
         kt.depthwise_row(dr);
         continue;
       }
@@ -101,6 +120,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         }
       }
     }
+    if (prefetching > 0) g_prefetching_rows.fetch_add(prefetching, std::memory_order_relaxed);
   };
   depthwise_row_pieces(threads, rows, stream, run_rows);
 }

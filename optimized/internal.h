@@ -94,6 +94,28 @@ inline bool over_twice_l2(int64_t bytes) {
   return bytes > 2 * cache_sizes().l2;
 }
 
+/// Whether depthwise backprop input prefetches the next input row's new out_backprop rows
+/// (DepthwiseRow::next_src; why: kernels_impl.h, depthwise_run): where each of `threads` threads'
+/// share of the source (`source_bytes`) outgrows twice its L2, so that the rows come from L3 or
+/// memory, and a row of `row_bytes`, prefetched a result row ahead, stays in L2 (a sixteenth of
+/// it; a row of millions of columns would be evicted before it is read).
+inline bool prefetch_next_rows(int64_t source_bytes, int64_t row_bytes, int threads) {
+  return over_twice_l2(source_bytes / std::max(threads, 1)) && row_bytes <= cache_sizes().l2 / 16;
+}
+/// Depthwise backprop input's rows that prefetched the next input row's new out_backprop rows
+/// since the last call: for the test that the path is reached. Not while an op runs.
+int64_t prefetching_depthwise_rows_for_tests();
+/// Sets dr's next rows: the source rows (last, next_last] (NHWC rows of one image are contiguous,
+/// `row_elements` each) that the next result row reads beyond this one's, whose last is `last`;
+/// none where it reads no further (a stride's repeated rows).
+template <class T>
+void set_next_rows(DepthwiseRow<T>* dr, const T* src, int64_t row_elements, int64_t last,
+                   int64_t next_last) {
+  if (next_last <= last) return;
+  dr->next_src = src + (last + 1) * row_elements;
+  dr->next_src_elements = (next_last - last) * row_elements;
+}
+
 /// Streamed (non-temporal) stores of a result (stream.cpp): whole lines written without first
 /// reading them from memory, and not kept in the caches. Whether a result of `bytes` at `out` may
 /// be: its caller does not read it back right away (may_stream: not a scratch that is then

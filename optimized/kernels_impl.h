@@ -324,13 +324,30 @@ inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const 
   if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
 }
 
+// The next rows' lines (DepthwiseRow::next_src), `lines` of them from `pf`, spread over a run's
+// tiles: each tile issues its share, the last tile the rest.
+struct NextRowLines {
+  const char* pf = nullptr;
+  int64_t lines = 0, at = 0;
+  void step(int64_t n) {
+    for (const int64_t end = std::min(lines, at + n); at < end; ++at)
+      __builtin_prefetch(pf + at * kLine, 0, 2);
+  }
+};
+
 template <class S, int NB>
 inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                            const RunTaps<typename S::T>& taps, bool first) {
+                            const RunTaps<typename S::T>& taps, bool first, NextRowLines* next) {
   constexpr int TB = kDepthwiseTB<S, NB>;
   static_assert(TB >= 1, "a tile has at least one column");
+  const int64_t tiles = run.count / TB;
+  const int64_t per_tile = next != nullptr && tiles > 0 ? (next->lines + tiles - 1) / tiles : 0;
   int64_t t = 0;
-  for (; t + TB <= run.count; t += TB) depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
+  for (; t + TB <= run.count; t += TB) {
+    if (next != nullptr) next->step(per_tile);
+    depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
+  }
+  if (next != nullptr) next->step(next->lines);
   for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
 }
 
@@ -349,8 +366,8 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // elsewhere, 6 rounds, not adopted; 4-vector blocks 0.91 there but 7x7x1024 0.64 -> 0.51). One-
 // block layers (dw1's 32 channels) run as before.
 //
-// No software prefetch. Until 2026-11-29 each tile prefetched every tap's source lines and its
-// result lines into L1 three tiles ahead (pixels of at most 512 bytes; the channel sweeps of
+// No per-tile prefetch into L1. Until 2026-11-29 each tile prefetched every tap's source lines and
+// its result lines into L1 three tiles ahead (pixels of at most 512 bytes; the channel sweeps of
 // 2026-11-25 had needed it: AVX2 0.68-0.77 of oneDNN without, 1.4-1.8 with). Tile-major, with
 // the addressing fix in depthwise_run_tile and 64-byte aligned tensors, it cost time on both ISAs:
 // one thread on a 1x24x56x128 forward layer held in L2, 71 -> 48 us with both changes, 64 us with
@@ -360,37 +377,59 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // tiles of 3 columns of 8 vectors (AVX-512; 14x14x512 7 % slower) nor from 4-vector blocks from
 // 256 channels on (7x7x1024 18 % slower). Each element sums its taps in the same order either way
 // (bitwise the same results).
+//
+// The next rows, prefetched. On a Zen 4 guest (2026-12-03), MobileNet's backprop input layers whose
+// out_backprop streams from memory ran at 45-52 % of the memory triad: the hardware prefetcher
+// alone did not keep up. With the out_backprop rows that the next input row adds (stride 1: one
+// row) prefetched into L2, spread over this row's longest run, dw1 (112x112x32) went from 2.56 to
+// 3.36 of oneDNN and dw3 (56x56x128) from 2.58 to 4.10 (2 threads, paired medians of 12
+// rounds), 2.30 -> 3.28 and 2.21 -> 3.18 at 1 thread (8 rounds; bench/zen4-2026-12-03); the same
+// lines issued at the row's start (a burst) read 3.23 and 3.18. Layers whose out_backprop stays in
+// the threads' L2s do not take it (prefetch_next_rows, internal.h): 14x14x512 read 8 % slower with
+// it. The forward op, where the same rows would be the input's, read level (dw1, dw3) and does not
+// take it. Not measured on the Xeon guests, whose L3 holds these layers.
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                          const RunTaps<typename S::T>& taps, bool first) {
+                          const RunTaps<typename S::T>& taps, bool first, NextRowLines* next) {
   constexpr int64_t W = S::W;
   if constexpr (S::kRegs >= 32) {
     if (p.C >= 8 * W) {
-      depthwise_tiles<S, 8>(p, run, taps, first);
+      depthwise_tiles<S, 8>(p, run, taps, first, next);
       return;
     }
   }
   if (p.C >= 4 * W) {
-    depthwise_tiles<S, 4>(p, run, taps, first);
+    depthwise_tiles<S, 4>(p, run, taps, first, next);
   } else if (p.C >= 2 * W) {
-    depthwise_tiles<S, 2>(p, run, taps, first);
+    depthwise_tiles<S, 2>(p, run, taps, first, next);
   } else {
-    depthwise_tiles<S, 1>(p, run, taps, first);
+    depthwise_tiles<S, 1>(p, run, taps, first, next);
   }
 }
 
 template <class S>
 void depthwise_row(const DepthwiseRow<typename S::T>& p) {
   using T = typename S::T;
+  // The next rows' lines go with the longest run's first group of taps.
+  int64_t longest = -1;
+  NextRowLines next;
+  if (p.next_src != nullptr && p.nruns > 0) {
+    longest = 0;
+    for (int64_t r = 1; r < p.nruns; ++r)
+      if (p.runs[r].count > p.runs[longest].count) longest = r;
+    next.pf = reinterpret_cast<const char*>(p.next_src);
+    next.lines = (p.next_src_elements * static_cast<int64_t>(sizeof(T)) + kLine - 1) / kLine;
+  }
   for (int64_t r = 0; r < p.nruns; ++r) {
     const ColumnRun& run = p.runs[r];
     RunTaps<T> taps;
     bool first = true;
+    NextRowLines* const nx = r == longest ? &next : nullptr;
     for (int64_t rt = 0; rt < p.nrow_taps; ++rt) {
       const int64_t a = p.row_taps[2 * rt], sr = p.row_taps[2 * rt + 1];
       for (int64_t k = run.tap_begin; k < run.tap_end; ++k) {
         if (taps.n == RunTaps<T>::kMax) {
-          depthwise_run<S>(p, run, taps, first);
+          depthwise_run<S>(p, run, taps, first, first ? nx : nullptr);
           first = false;
           taps.n = 0;
         }
@@ -400,7 +439,7 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
         ++taps.n;
       }
     }
-    if (first || taps.n > 0) depthwise_run<S>(p, run, taps, first);
+    if (first || taps.n > 0) depthwise_run<S>(p, run, taps, first, first ? nx : nullptr);
   }
 }
 

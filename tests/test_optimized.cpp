@@ -846,6 +846,71 @@ BOOST_AUTO_TEST_CASE(streamed_depthwise_results_are_bitwise_the_stored_ones) {
   omp_set_num_threads(saved);
 }
 
+// The highest out_backprop row that reaches input row r (the forward law: output row i reads
+// input rows i * sh + a * dh - pad_top), -1 where none does.
+int64_t highest_dy_row(const Geometry& g, int64_t r) {
+  int64_t hi = -1;
+  for (int64_t i = 0; i < g.OH; ++i)
+    for (int64_t a = 0; a < g.KH; ++a)
+      if (i * g.sh + a * g.dh - g.pad_top == r) hi = std::max(hi, i);
+  return hi;
+}
+
+// Depthwise backprop input prefetches the next input row's new out_backprop rows into L2 where
+// each thread's share of out_backprop outgrows twice L2 and a row fits a sixteenth of it
+// (prefetch_next_rows; here L2 32 KiB and 2 threads: over 128 KiB, rows up to 2 KiB). A prefetch
+// changes no arithmetic: the result passes the oracle and is bitwise the one computed under a
+// 1 MiB L2 (no prefetch). The rows that prefetch, counted by the test hook, are those (multiplier
+// 1) reached by some out_backprop row whose next row in the same image reaches a higher one. Cases:
+// stride 1, stride 2 (half the rows add none), dilation 2, f64; none where a row outgrows L2 / 16
+// (4 KiB), out_backprop fits (82 KiB), or with a multiplier.
+BOOST_AUTO_TEST_CASE(depthwise_input_next_row_prefetch_changes_no_bits) {
+  struct Case {
+    const char* text;
+    bool prefetches;
+  };
+  const Case cases[] = {
+      {"depthwise_conv2d_backprop_input:input=2x40x16x32,filter=3x3x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=4x80x16x32,filter=3x3x32x1,stride=2x2,padding=SAME",
+       true},
+      {"depthwise_conv2d_backprop_input:input=2x40x16x32,filter=3x3x32x1,dilation=2x2,padding=SAME",
+       true},
+      {"depthwise_conv2d_backprop_input:input=2x40x16x16,filter=3x3x16x1,padding=VALID,dtype=f64",
+       true},
+      {"depthwise_conv2d_backprop_input:input=2x20x32x32,filter=3x3x32x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_input:input=1x40x16x32,filter=3x3x32x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_input:input=2x40x16x16,filter=3x3x16x2,padding=SAME", false},
+  };
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(2);
+  for_each_isa(cases, [](opt::Isa, const Case& c, const std::string& what) {
+    const CheckedProblem checked(parse_problem(c.text));
+    const Problem& p = checked.problem();
+    const Geometry& g = checked.geometry();
+    const testbed::Operands2 in = testbed::random_operands(p, 778);
+    opt::override_cache_sizes(1024 * 1024, 1024 * 1024);
+    const std::vector<unsigned char> plain = testbed::bytes(testbed::result_of(optimized(), p, in));
+    BOOST_TEST(opt::prefetching_depthwise_rows_for_tests() == 0, what << ": prefetched in L2");
+    opt::override_cache_sizes(8 * 1024, 32 * 1024);
+    testbed::expect_pass_exact_and_real(optimized(), c.text, {}, what);
+    opt::prefetching_depthwise_rows_for_tests();
+    const std::vector<unsigned char> fetched =
+        testbed::bytes(testbed::result_of(optimized(), p, in));
+    int64_t expected = 0;
+    for (int64_t r = 0; c.prefetches && r + 1 < g.H; ++r) {
+      const int64_t hi = highest_dy_row(g, r);
+      expected += hi >= 0 && highest_dy_row(g, r + 1) > hi;
+    }
+    expected *= g.N;
+    BOOST_TEST((expected > 0) == c.prefetches, what << ": a case that cannot tell");
+    BOOST_TEST(opt::prefetching_depthwise_rows_for_tests() == expected,
+               what << ": rows prefetching, expected " << expected);
+    BOOST_TEST((fetched == plain), what << ": results with and without the prefetch differ");
+    opt::clear_cache_override();
+  });
+  omp_set_num_threads(saved);
+}
+
 // Depthwise backprop filter walks each row entry in blocks of output columns (kernels_impl.h,
 // depthwise_filter_block: a quarter of L1 per block's slices, at least 4 columns). Every element
 // sums the same terms in the same order as over whole rows, so under a 4 KiB L1 the bytes equal
