@@ -94,17 +94,21 @@ inline bool over_twice_l2(int64_t bytes) {
   return bytes > 2 * cache_sizes().l2;
 }
 
-/// Whether depthwise backprop input prefetches the next input row's new out_backprop rows
-/// (DepthwiseRow::next_src; why: kernels_impl.h, depthwise_run): where each of `threads` threads'
-/// share of the source (`source_bytes`) outgrows twice its L2, so that the rows come from L3 or
-/// memory, and a row of `row_bytes`, prefetched a result row ahead, stays in L2 (a sixteenth of
-/// it; a row of millions of columns would be evicted before it is read).
+/// Whether a depthwise backprop op prefetches the source rows its next result row (backprop
+/// input; why: kernels_impl.h, depthwise_run) or row group (backprop filter:
+/// depthwise_filter_group) reads first into L2: where each of `threads` threads' share of the
+/// source (`source_bytes`) outgrows twice its L2, so that the rows come from L3 or memory, and a
+/// row of `row_bytes`, prefetched a row ahead, stays in L2 (a sixteenth of it; a row of millions of
+/// columns would be evicted before it is read).
 inline bool prefetch_next_rows(int64_t source_bytes, int64_t row_bytes, int threads) {
   return over_twice_l2(source_bytes / std::max(threads, 1)) && row_bytes <= cache_sizes().l2 / 16;
 }
 /// Depthwise backprop input's rows that prefetched the next input row's new out_backprop rows
 /// since the last call: for the test that the path is reached. Not while an op runs.
 int64_t prefetching_depthwise_rows_for_tests();
+/// Depthwise backprop filter's chunks that prefetched their next row groups since the last call
+/// (DepthwiseFilterRows::prefetch_next): for the same test. Not while an op runs.
+int64_t prefetching_depthwise_filter_chunks_for_tests();
 /// Sets dr's next rows: the source rows (last, next_last] (NHWC rows of one image are contiguous,
 /// `row_elements` each) that the next result row reads beyond this one's, whose last is `last`;
 /// none where it reads no further (a stride's repeated rows).

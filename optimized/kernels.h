@@ -263,6 +263,9 @@ struct DepthwiseFilterRows {
   // each row entry is walked in column blocks, every filter column b over a block before the
   // next block (depthwise_filter_block).
   int64_t block_bytes = 0;
+  // Whether the first channel block prefetches each next row group's out_backprop row and new
+  // input row into L2 (depthwise_filter_group; prefetch_next_rows, internal.h).
+  bool prefetch_next = false;
 };
 
 /// Packs one filter panel for the implicit GEMM: dst[k*NR + j] = src[k*ld + j] (forward) or

@@ -330,7 +330,8 @@ struct NextRowLines {
   const char* pf = nullptr;
   int64_t lines = 0, at = 0;
   void step(int64_t n) {
-    for (const int64_t end = std::min(lines, at + n); at < end; ++at)
+    // (A ternary, not std::min: depthwise_filter_block says why.)
+    for (const int64_t end = at + n < lines ? at + n : lines; at < end; ++at)
       __builtin_prefetch(pf + at * kLine, 0, 2);
   }
 };
@@ -460,7 +461,32 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
     xr[k] = p.x + p.rows[3 * (e0 + k) + 2] * p.W * p.C + ch0;
   }
   const int64_t s_step = p.sw * p.C;
+  // The next group's out_backprop row and, where it reads one beyond this group's, its last input
+  // row (stride 1: the row it adds), prefetched into L2 block by block during the first channel
+  // block's pass; later blocks find the rows in L2. On a Zen 4 guest (2026-12-03, paired against
+  // oneDNN, bench/zen4-2026-12-03/dwf-b*.txt): MobileNet dw1 2.81 -> 3.32 at 2 threads (14
+  // rounds), 2.28 -> 2.51 at 1 (8 rounds); dw3 2.84 -> 2.96 and 2.11 -> 2.61; into L1 instead
+  // (dwf-a.txt) lower than without. Not measured on the Xeon guests.
+  NextRowLines next_dy, next_x;
+  int64_t per_block_dy = 0, per_block_x = 0;
+  if (p.prefetch_next && ch0 == 0 && e0 + G < p.nrows) {
+    const int64_t ne = e0 + G;
+    int64_t last = ne;
+    while (last + 1 < p.nrows && p.rows[3 * (last + 1)] == p.rows[3 * ne]) ++last;
+    constexpr int64_t elem = static_cast<int64_t>(sizeof(T));
+    next_dy.pf = reinterpret_cast<const char*>(p.dy + p.rows[3 * ne] * p.OW * p.C);
+    next_dy.lines = (p.OW * p.C * elem + kLine - 1) / kLine;
+    if (p.rows[3 * last + 2] > p.rows[3 * (e0 + G - 1) + 2]) {
+      next_x.pf = reinterpret_cast<const char*>(p.x + p.rows[3 * last + 2] * p.W * p.C);
+      next_x.lines = (p.W * p.C * elem + kLine - 1) / kLine;
+    }
+    const int64_t blocks = (p.OW + span - 1) / span;
+    per_block_dy = (next_dy.lines + blocks - 1) / blocks;
+    per_block_x = (next_x.lines + blocks - 1) / blocks;
+  }
   for (int64_t jb = 0; jb < p.OW; jb += span) {
+    next_dy.step(per_block_dy);
+    next_x.step(per_block_x);
     for (int64_t b = 0; b < p.KW; ++b) {
       const int64_t lo = p.j_lo[b] > jb ? p.j_lo[b] : jb;
       const int64_t hi = p.j_hi[b] < jb + span ? p.j_hi[b] : jb + span;

@@ -856,15 +856,17 @@ int64_t highest_dy_row(const Geometry& g, int64_t r) {
   return hi;
 }
 
-// Depthwise backprop input prefetches the next input row's new out_backprop rows into L2 where
-// each thread's share of out_backprop outgrows twice L2 and a row fits a sixteenth of it
-// (prefetch_next_rows; here L2 32 KiB and 2 threads: over 128 KiB, rows up to 2 KiB). A prefetch
-// changes no arithmetic: the result passes the oracle and is bitwise the one computed under a
-// 1 MiB L2 (no prefetch). The rows that prefetch, counted by the test hook, are those (multiplier
-// 1) reached by some out_backprop row whose next row in the same image reaches a higher one. Cases:
-// stride 1, stride 2 (half the rows add none), dilation 2, f64; none where a row outgrows L2 / 16
-// (4 KiB), out_backprop fits (82 KiB), or with a multiplier.
-BOOST_AUTO_TEST_CASE(depthwise_input_next_row_prefetch_changes_no_bits) {
+// Depthwise backprop input prefetches the next input row's new out_backprop rows into L2, and
+// backprop filter each next row group's rows, where each thread's share of the (larger) source
+// outgrows twice L2 and a row fits a sixteenth of it (prefetch_next_rows; here L2 32 KiB and 2
+// threads: over 128 KiB, rows up to 2 KiB). A prefetch changes no arithmetic: the result passes
+// the oracle and is bitwise the one computed under a 1 MiB L2 (no prefetch; L1 the same, so
+// backprop filter's column blocks are too). Backprop input's rows that prefetch, counted by the
+// test hook, are those (multiplier 1) reached by some out_backprop row whose next row in the same
+// image reaches a higher one; backprop filter's hook counts chunks, all of them or none. Cases:
+// stride 1, stride 2 (half the input rows add none), dilation 2, f64; none where a row outgrows
+// L2 / 16 (4 KiB), the source fits (82 KiB), or with a multiplier.
+BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
   struct Case {
     const char* text;
     bool prefetches;
@@ -880,6 +882,13 @@ BOOST_AUTO_TEST_CASE(depthwise_input_next_row_prefetch_changes_no_bits) {
       {"depthwise_conv2d_backprop_input:input=2x20x32x32,filter=3x3x32x1,padding=SAME", false},
       {"depthwise_conv2d_backprop_input:input=1x40x16x32,filter=3x3x32x1,padding=SAME", false},
       {"depthwise_conv2d_backprop_input:input=2x40x16x16,filter=3x3x16x2,padding=SAME", false},
+      {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_filter:input=4x80x16x32,filter=3x3x32x1,stride=2x2,padding=SAME",
+       true},
+      {"depthwise_conv2d_backprop_filter:input=2x40x16x16,filter=3x3x16x1,padding=SAME,dtype=f64",
+       true},
+      {"depthwise_conv2d_backprop_filter:input=2x20x32x32,filter=3x3x32x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_filter:input=1x40x16x32,filter=3x3x32x1,padding=SAME", false},
   };
   const int saved = omp_get_max_threads();
   omp_set_num_threads(2);
@@ -887,24 +896,32 @@ BOOST_AUTO_TEST_CASE(depthwise_input_next_row_prefetch_changes_no_bits) {
     const CheckedProblem checked(parse_problem(c.text));
     const Problem& p = checked.problem();
     const Geometry& g = checked.geometry();
+    const bool input = p.op == Op::depthwise_conv2d_backprop_input;
+    int64_t (*const hook)() = input ? opt::prefetching_depthwise_rows_for_tests
+                                    : opt::prefetching_depthwise_filter_chunks_for_tests;
     const testbed::Operands2 in = testbed::random_operands(p, 778);
-    opt::override_cache_sizes(1024 * 1024, 1024 * 1024);
+    opt::override_cache_sizes(8 * 1024, 1024 * 1024);
+    hook();  // (other checks' counts: the oracle runs other ops too)
     const std::vector<unsigned char> plain = testbed::bytes(testbed::result_of(optimized(), p, in));
-    BOOST_TEST(opt::prefetching_depthwise_rows_for_tests() == 0, what << ": prefetched in L2");
+    BOOST_TEST(hook() == 0, what << ": prefetched under a 1 MiB L2");
     opt::override_cache_sizes(8 * 1024, 32 * 1024);
     testbed::expect_pass_exact_and_real(optimized(), c.text, {}, what);
-    opt::prefetching_depthwise_rows_for_tests();
+    hook();
     const std::vector<unsigned char> fetched =
         testbed::bytes(testbed::result_of(optimized(), p, in));
-    int64_t expected = 0;
-    for (int64_t r = 0; c.prefetches && r + 1 < g.H; ++r) {
-      const int64_t hi = highest_dy_row(g, r);
-      expected += hi >= 0 && highest_dy_row(g, r + 1) > hi;
+    const int64_t counted = hook();
+    if (input) {
+      int64_t expected = 0;
+      for (int64_t r = 0; c.prefetches && r + 1 < g.H; ++r) {
+        const int64_t hi = highest_dy_row(g, r);
+        expected += hi >= 0 && highest_dy_row(g, r + 1) > hi;
+      }
+      expected *= g.N;
+      BOOST_TEST((expected > 0) == c.prefetches, what << ": a case that cannot tell");
+      BOOST_TEST(counted == expected, what << ": rows prefetching, expected " << expected);
+    } else {
+      BOOST_TEST((counted > 0) == c.prefetches, what << ": chunks prefetching: " << counted);
     }
-    expected *= g.N;
-    BOOST_TEST((expected > 0) == c.prefetches, what << ": a case that cannot tell");
-    BOOST_TEST(opt::prefetching_depthwise_rows_for_tests() == expected,
-               what << ": rows prefetching, expected " << expected);
     BOOST_TEST((fetched == plain), what << ": results with and without the prefetch differ");
     opt::clear_cache_override();
   });
