@@ -74,7 +74,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
       if (g.M == 1) {
         // Tile-major (kernels_impl.h, depthwise_run): one pass over the row, which the hardware
         // prefetcher follows, and where out_backprop comes from L3 or memory, the next input
-        // row's new out_backprop rows prefetched into L2 by software (prefetch_next_rows).
+        // row's highest out_backprop row prefetched into L2 by software (prefetch_next_rows).
         DepthwiseRow<T> dr;
         dr.src = dy;
         dr.src_w = g.OW;
@@ -90,7 +90,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         dr.src_step = 1;
         dr.out = out;
         dr.stream = stream;
-        // The next input row's new out_backprop rows (row_taps lists the highest first).
+        // The next input row's highest out_backprop row, where new (row_taps lists it first).
         if (prefetch && nrt > 0 && (row + 1) % g.H != 0) {
           row_taps(row + 1, &next);
           if (!next.empty()) set_next_rows(&dr, dy, dy_row, rt[1], next[1]);

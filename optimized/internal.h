@@ -96,28 +96,28 @@ inline bool over_twice_l2(int64_t bytes) {
 
 /// Whether a depthwise backprop op prefetches the source rows its next result row (backprop
 /// input; why: kernels_impl.h, depthwise_run) or row group (backprop filter:
-/// depthwise_filter_group) reads first into L2: where each of `threads` threads' share of the
-/// source (`source_bytes`) outgrows twice its L2, so that the rows come from L3 or memory, and a
-/// row of `row_bytes`, prefetched a row ahead, stays in L2 (a sixteenth of it; a row of millions of
-/// columns would be evicted before it is read).
+/// depthwise_filter_group) reads first into L2: where each of `threads` threads' share of
+/// out_backprop (`source_bytes`) outgrows twice its L2, so that the rows come from L3 or memory,
+/// and a row of `row_bytes`, prefetched a row ahead, stays in L2 (a sixteenth of it; a row of
+/// millions of columns would be evicted before it is read).
 inline bool prefetch_next_rows(int64_t source_bytes, int64_t row_bytes, int threads) {
   return over_twice_l2(source_bytes / std::max(threads, 1)) && row_bytes <= cache_sizes().l2 / 16;
 }
-/// Depthwise backprop input's rows that prefetched the next input row's new out_backprop rows
+/// Depthwise backprop input's rows that prefetched the next input row's highest out_backprop row
 /// since the last call: for the test that the path is reached. Not while an op runs.
 int64_t prefetching_depthwise_rows_for_tests();
 /// Depthwise backprop filter's chunks that prefetched their next row groups since the last call
 /// (DepthwiseFilterRows::prefetch_next): for the same test. Not while an op runs.
 int64_t prefetching_depthwise_filter_chunks_for_tests();
-/// Sets dr's next rows: the source rows (last, next_last] (NHWC rows of one image are contiguous,
-/// `row_elements` each) that the next result row reads beyond this one's, whose last is `last`;
-/// none where it reads no further (a stride's repeated rows).
+/// Sets dr's next row: the highest source row the next result row reads, `next_last`, where this
+/// row's highest, `last`, is below it (stride 1: the row it adds; none where a stride repeats
+/// rows). NHWC rows of one image are `row_elements` apart.
 template <class T>
 void set_next_rows(DepthwiseRow<T>* dr, const T* src, int64_t row_elements, int64_t last,
                    int64_t next_last) {
   if (next_last <= last) return;
-  dr->next_src = src + (last + 1) * row_elements;
-  dr->next_src_elements = (next_last - last) * row_elements;
+  dr->next_src = src + next_last * row_elements;
+  dr->next_src_elements = row_elements;
 }
 
 /// Streamed (non-temporal) stores of a result (stream.cpp): whole lines written without first

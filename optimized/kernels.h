@@ -237,8 +237,8 @@ struct DepthwiseRow {
   // (so the first group's sums are final) and every pixel's channels start on a line
   // (stream_depthwise_rows, internal.h).
   bool stream = false;
-  // The source rows the next result row reads beyond this row's (set_next_rows, internal.h),
-  // prefetched into L2 across this row's longest run; null: none.
+  // The highest source row the next result row reads, where this row does not (set_next_rows,
+  // internal.h), prefetched into L2 across this row's longest run; null: none.
   const T* next_src = nullptr;
   int64_t next_src_elements = 0;
 };

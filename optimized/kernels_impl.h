@@ -324,15 +324,23 @@ inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const 
   if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
 }
 
-// The next rows' lines (DepthwiseRow::next_src), `lines` of them from `pf`, spread over a run's
-// tiles: each tile issues its share, the last tile the rest.
+// The lines of `bytes` bytes from `pf` (DepthwiseRow::next_src, depthwise_filter_group's next
+// rows), spread over a walk: each step(n) issues the next n, every line the range touches once
+// (its first byte's line first; the last address clamped to its last byte, so that none leaves
+// the range).
 struct NextRowLines {
   const char* pf = nullptr;
-  int64_t lines = 0, at = 0;
+  int64_t last = 0, lines = 0, at = 0;
+  void set(const void* p, int64_t bytes) {
+    pf = static_cast<const char*>(p);
+    last = bytes - 1;
+    lines =
+        (static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) % kLine) + bytes + kLine - 1) / kLine;
+  }
   void step(int64_t n) {
-    // (A ternary, not std::min: depthwise_filter_block says why.)
+    // (Ternaries, not std::min: depthwise_filter_block says why.)
     for (const int64_t end = at + n < lines ? at + n : lines; at < end; ++at)
-      __builtin_prefetch(pf + at * kLine, 0, 2);
+      __builtin_prefetch(pf + (at * kLine < last ? at * kLine : last), 0, 2);
   }
 };
 
@@ -381,14 +389,16 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 //
 // The next rows, prefetched. On a Zen 4 guest (2026-12-03), MobileNet's backprop input layers whose
 // out_backprop streams from memory ran at 45-52 % of the memory triad: the hardware prefetcher
-// alone did not keep up. With the out_backprop rows that the next input row adds (stride 1: one
-// row) prefetched into L2, spread over this row's longest run, dw1 (112x112x32) went from 2.56 to
-// 3.36 of oneDNN and dw3 (56x56x128) from 2.58 to 4.10 (2 threads, paired medians of 12
-// rounds), 2.30 -> 3.28 and 2.21 -> 3.18 at 1 thread (8 rounds; bench/zen4-2026-12-03); the same
-// lines issued at the row's start (a burst) read 3.23 and 3.18. Layers whose out_backprop stays in
-// the threads' L2s do not take it (prefetch_next_rows, internal.h): 14x14x512 read 8 % slower with
-// it. The forward op, where the same rows would be the input's, read level (dw1, dw3) and does not
-// take it. Not measured on the Xeon guests, whose L3 holds these layers.
+// alone did not keep up. With the out_backprop row that the next input row adds (stride 1)
+// prefetched into L2, spread over this row's longest run, dw1 (112x112x32) went from 2.56 to 3.36
+// of oneDNN and dw3 (56x56x128) from 2.58 to 4.10 (2 threads, paired medians of 12 rounds),
+// 2.30 -> 3.28 and 2.21 -> 3.18 at 1 thread (8 rounds; bench/zen4-2026-12-03, dw-d and dw-e;
+// again with the final code, dw-f: 2.45 -> 3.24 and 2.50 -> 3.39, 1 thread 2.00 -> 2.81 and
+// 1.95 -> 3.01); the same lines issued at the row's start (a burst) read 3.23 and 3.18. Layers
+// whose out_backprop stays in the threads' L2s do not take it (prefetch_next_rows, internal.h):
+// 14x14x512 read 8 % slower with it at 2 threads. The forward op, where the same rows would be
+// the input's, read level (dw1, dw3) and does not take it. Not measured on the Xeon guests, whose
+// L3 holds these layers.
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first, NextRowLines* next) {
@@ -418,8 +428,7 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
     longest = 0;
     for (int64_t r = 1; r < p.nruns; ++r)
       if (p.runs[r].count > p.runs[longest].count) longest = r;
-    next.pf = reinterpret_cast<const char*>(p.next_src);
-    next.lines = (p.next_src_elements * static_cast<int64_t>(sizeof(T)) + kLine - 1) / kLine;
+    next.set(p.next_src, p.next_src_elements * static_cast<int64_t>(sizeof(T)));
   }
   for (int64_t r = 0; r < p.nruns; ++r) {
     const ColumnRun& run = p.runs[r];
@@ -444,6 +453,13 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
   }
 }
 
+// Row entries per group (depthwise_filter_block): G input rows of NB vectors each beside one
+// out_backprop row's NB, in the registers.
+template <int NB>
+constexpr int depthwise_filter_max_group() {
+  return NB >= 4 ? 3 : 4;
+}
+
 // G consecutive row entries that share their out_backprop row (filter rows a_0..a_{G-1}): each
 // out_backprop vector is loaded once for all G.
 template <class S, int G, int NB, bool FULL>
@@ -464,22 +480,24 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
   // The next group's out_backprop row and, where it reads one beyond this group's, its last input
   // row (stride 1: the row it adds), prefetched into L2 block by block during the first channel
   // block's pass; later blocks find the rows in L2. On a Zen 4 guest (2026-12-03, paired against
-  // oneDNN, bench/zen4-2026-12-03/dwf-b*.txt): MobileNet dw1 2.81 -> 3.32 at 2 threads (14
-  // rounds), 2.28 -> 2.51 at 1 (8 rounds); dw3 2.84 -> 2.96 and 2.11 -> 2.61; into L1 instead
+  // oneDNN, bench/zen4-2026-12-03/dw-f-*.txt): MobileNet dw1 2.75 -> 3.51 at 2 threads (14
+  // rounds), 2.20 -> 2.78 at 1 (8 rounds); dw3 2.24 -> 2.88 and 2.11 -> 2.51; into L1 instead
   // (dwf-a.txt) lower than without. Not measured on the Xeon guests.
   NextRowLines next_dy, next_x;
   int64_t per_block_dy = 0, per_block_x = 0;
   if (p.prefetch_next && ch0 == 0 && e0 + G < p.nrows) {
+    // The next group as depthwise_filter_block forms it: up to kMaxGroup entries of one
+    // out_backprop row.
     const int64_t ne = e0 + G;
     int64_t last = ne;
-    while (last + 1 < p.nrows && p.rows[3 * (last + 1)] == p.rows[3 * ne]) ++last;
+    while (last + 1 < p.nrows && last + 1 - ne < depthwise_filter_max_group<NB>() &&
+           p.rows[3 * (last + 1)] == p.rows[3 * ne])
+      ++last;
     constexpr int64_t elem = static_cast<int64_t>(sizeof(T));
-    next_dy.pf = reinterpret_cast<const char*>(p.dy + p.rows[3 * ne] * p.OW * p.C);
-    next_dy.lines = (p.OW * p.C * elem + kLine - 1) / kLine;
-    if (p.rows[3 * last + 2] > p.rows[3 * (e0 + G - 1) + 2]) {
-      next_x.pf = reinterpret_cast<const char*>(p.x + p.rows[3 * last + 2] * p.W * p.C);
-      next_x.lines = (p.W * p.C * elem + kLine - 1) / kLine;
-    }
+    if (p.rows[3 * ne] != p.rows[3 * e0])  // (a row of more taps than a group: being read)
+      next_dy.set(p.dy + p.rows[3 * ne] * p.OW * p.C, p.OW * p.C * elem);
+    if (p.rows[3 * last + 2] > p.rows[3 * (e0 + G - 1) + 2])
+      next_x.set(p.x + p.rows[3 * last + 2] * p.W * p.C, p.W * p.C * elem);
     const int64_t blocks = (p.OW + span - 1) / span;
     per_block_dy = (next_dy.lines + blocks - 1) / blocks;
     per_block_x = (next_x.lines + blocks - 1) / blocks;
@@ -543,7 +561,7 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
 template <class S, int NB, bool FULL>
 inline int64_t depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& p, int64_t ch0,
                                       int64_t nch) {
-  constexpr int kMaxGroup = NB >= 4 ? 3 : 4;
+  constexpr int kMaxGroup = depthwise_filter_max_group<NB>();
   // (A stride wider than the input row reads one column: clamped, so that it cannot overflow.
   // Ternaries, not std::min: an inline library template instantiated here could be the copy the
   // linker keeps for another ISA's code.)

@@ -856,7 +856,7 @@ int64_t highest_dy_row(const Geometry& g, int64_t r) {
   return hi;
 }
 
-// Depthwise backprop input prefetches the next input row's new out_backprop rows into L2, and
+// Depthwise backprop input prefetches the next input row's highest out_backprop row into L2, and
 // backprop filter each next row group's rows, where each thread's share of the (larger) source
 // outgrows twice L2 and a row fits a sixteenth of it (prefetch_next_rows; here L2 32 KiB and 2
 // threads: over 128 KiB, rows up to 2 KiB). A prefetch changes no arithmetic: the result passes
@@ -865,7 +865,8 @@ int64_t highest_dy_row(const Geometry& g, int64_t r) {
 // test hook, are those (multiplier 1) reached by some out_backprop row whose next row in the same
 // image reaches a higher one; backprop filter's hook counts chunks, all of them or none. Cases:
 // stride 1, stride 2 (half the input rows add none), dilation 2, f64; none where a row outgrows
-// L2 / 16 (4 KiB), the source fits (82 KiB), or with a multiplier.
+// L2 / 16 (4 KiB), out_backprop fits (80 KiB; backprop filter's 40 KiB beside an input of 160),
+// or with a multiplier. Backprop filter also with 5x5 taps (rows of more entries than a group).
 BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
   struct Case {
     const char* text;
@@ -887,8 +888,11 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
        true},
       {"depthwise_conv2d_backprop_filter:input=2x40x16x16,filter=3x3x16x1,padding=SAME,dtype=f64",
        true},
+      {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=5x5x32x1,padding=SAME", true},
       {"depthwise_conv2d_backprop_filter:input=2x20x32x32,filter=3x3x32x1,padding=SAME", false},
       {"depthwise_conv2d_backprop_filter:input=1x40x16x32,filter=3x3x32x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,stride=2x2,padding=SAME",
+       false},
   };
   const int saved = omp_get_max_threads();
   omp_set_num_threads(2);
