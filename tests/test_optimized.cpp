@@ -857,7 +857,7 @@ int64_t highest_dy_row(const Geometry& g, int64_t r) {
 }
 
 // Depthwise backprop input prefetches the next input row's highest out_backprop row into L2, and
-// backprop filter each next row group's rows, where each thread's share of the (larger) source
+// backprop filter each next row group's rows, where each thread's share of out_backprop
 // outgrows twice L2 and a row fits a sixteenth of it (prefetch_next_rows; here L2 32 KiB and 2
 // threads: over 128 KiB, rows up to 2 KiB). A prefetch changes no arithmetic: the result passes
 // the oracle and is bitwise the one computed under a 1 MiB L2 (no prefetch; L1 the same, so
