@@ -80,7 +80,17 @@ struct RowLines {
     at = row;
     end = row + row_bytes;
   }
+  /// Up to n steps (fewer where the lines run out).
+  void steps(int64_t n) {
+    for (; n > 0 && rows > 0; --n) step();
+  }
 };
+
+/// The cache lines that `bytes` bytes from `first` touch (RowLines' steps over one such row).
+inline int64_t lines_touched(const void* first, int64_t bytes) {
+  return (static_cast<int64_t>(reinterpret_cast<uintptr_t>(first) % kLine) + bytes + kLine - 1) /
+         kLine;
+}
 
 /// Memory to bring into L2 a few lines at a time while other work runs (the next block of a loop,
 /// whose first reads would otherwise wait on memory): add() up to kMax ranges, spread() them over

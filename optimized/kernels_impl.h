@@ -324,39 +324,21 @@ inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const 
   if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
 }
 
-// The lines of `bytes` bytes from `pf` (DepthwiseRow::next_src, depthwise_filter_group's next
-// rows), spread over a walk: each step(n) issues the next n, every line the range touches once
-// (its first byte's line first; the last address clamped to its last byte, so that none leaves
-// the range).
-struct NextRowLines {
-  const char* pf = nullptr;
-  int64_t last = 0, lines = 0, at = 0;
-  void set(const void* p, int64_t bytes) {
-    pf = static_cast<const char*>(p);
-    last = bytes - 1;
-    lines =
-        (static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) % kLine) + bytes + kLine - 1) / kLine;
-  }
-  void step(int64_t n) {
-    // (Ternaries, not std::min: depthwise_filter_block says why.)
-    for (const int64_t end = at + n < lines ? at + n : lines; at < end; ++at)
-      __builtin_prefetch(pf + (at * kLine < last ? at * kLine : last), 0, 2);
-  }
-};
-
 template <class S, int NB>
 inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                            const RunTaps<typename S::T>& taps, bool first, NextRowLines* next) {
+                            const RunTaps<typename S::T>& taps, bool first, RowLines* next,
+                            int64_t next_lines) {
   constexpr int TB = kDepthwiseTB<S, NB>;
   static_assert(TB >= 1, "a tile has at least one column");
+  // The next row's lines (DepthwiseRow::next_src), spread over the tiles, the rest after them.
   const int64_t tiles = run.count / TB;
-  const int64_t per_tile = next != nullptr && tiles > 0 ? (next->lines + tiles - 1) / tiles : 0;
+  const int64_t per_tile = next != nullptr && tiles > 0 ? (next_lines + tiles - 1) / tiles : 0;
   int64_t t = 0;
   for (; t + TB <= run.count; t += TB) {
-    if (next != nullptr) next->step(per_tile);
+    if (next != nullptr) next->steps(per_tile);
     depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
   }
-  if (next != nullptr) next->step(next->lines);
+  if (next != nullptr) next->steps(next_lines);
   for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
 }
 
@@ -401,20 +383,21 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // L3 holds these layers.
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                          const RunTaps<typename S::T>& taps, bool first, NextRowLines* next) {
+                          const RunTaps<typename S::T>& taps, bool first, RowLines* next,
+                          int64_t next_lines) {
   constexpr int64_t W = S::W;
   if constexpr (S::kRegs >= 32) {
     if (p.C >= 8 * W) {
-      depthwise_tiles<S, 8>(p, run, taps, first, next);
+      depthwise_tiles<S, 8>(p, run, taps, first, next, next_lines);
       return;
     }
   }
   if (p.C >= 4 * W) {
-    depthwise_tiles<S, 4>(p, run, taps, first, next);
+    depthwise_tiles<S, 4>(p, run, taps, first, next, next_lines);
   } else if (p.C >= 2 * W) {
-    depthwise_tiles<S, 2>(p, run, taps, first, next);
+    depthwise_tiles<S, 2>(p, run, taps, first, next, next_lines);
   } else {
-    depthwise_tiles<S, 1>(p, run, taps, first, next);
+    depthwise_tiles<S, 1>(p, run, taps, first, next, next_lines);
   }
 }
 
@@ -422,24 +405,26 @@ template <class S>
 void depthwise_row(const DepthwiseRow<typename S::T>& p) {
   using T = typename S::T;
   // The next rows' lines go with the longest run's first group of taps.
-  int64_t longest = -1;
-  NextRowLines next;
+  int64_t longest = -1, next_lines = 0;
+  RowLines next;
   if (p.next_src != nullptr && p.nruns > 0) {
     longest = 0;
     for (int64_t r = 1; r < p.nruns; ++r)
       if (p.runs[r].count > p.runs[longest].count) longest = r;
-    next.set(p.next_src, p.next_src_elements * static_cast<int64_t>(sizeof(T)));
+    const int64_t bytes = p.next_src_elements * static_cast<int64_t>(sizeof(T));
+    next = RowLines(p.next_src, 1, bytes, bytes);
+    next_lines = lines_touched(p.next_src, bytes);
   }
   for (int64_t r = 0; r < p.nruns; ++r) {
     const ColumnRun& run = p.runs[r];
     RunTaps<T> taps;
     bool first = true;
-    NextRowLines* const nx = r == longest ? &next : nullptr;
+    RowLines* const nx = r == longest ? &next : nullptr;
     for (int64_t rt = 0; rt < p.nrow_taps; ++rt) {
       const int64_t a = p.row_taps[2 * rt], sr = p.row_taps[2 * rt + 1];
       for (int64_t k = run.tap_begin; k < run.tap_end; ++k) {
         if (taps.n == RunTaps<T>::kMax) {
-          depthwise_run<S>(p, run, taps, first, first ? nx : nullptr);
+          depthwise_run<S>(p, run, taps, first, first ? nx : nullptr, next_lines);
           first = false;
           taps.n = 0;
         }
@@ -449,7 +434,8 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
         ++taps.n;
       }
     }
-    if (first || taps.n > 0) depthwise_run<S>(p, run, taps, first, first ? nx : nullptr);
+    if (first || taps.n > 0)
+      depthwise_run<S>(p, run, taps, first, first ? nx : nullptr, next_lines);
   }
 }
 
@@ -483,7 +469,7 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
   // oneDNN, bench/zen4-2026-12-03/dw-f-*.txt): MobileNet dw1 2.75 -> 3.51 at 2 threads (14
   // rounds), 2.20 -> 2.78 at 1 (8 rounds); dw3 2.24 -> 2.88 and 2.11 -> 2.51; into L1 instead
   // (dwf-a.txt) lower than without. Not measured on the Xeon guests.
-  NextRowLines next_dy, next_x;
+  RowLines next_dy, next_x;
   int64_t per_block_dy = 0, per_block_x = 0;
   if (p.prefetch_next && ch0 == 0 && e0 + G < p.nrows) {
     // The next group as depthwise_filter_block forms it: up to kMaxGroup entries of one
@@ -494,17 +480,23 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
            p.rows[3 * (last + 1)] == p.rows[3 * ne])
       ++last;
     constexpr int64_t elem = static_cast<int64_t>(sizeof(T));
-    if (p.rows[3 * ne] != p.rows[3 * e0])  // (a row of more taps than a group: being read)
-      next_dy.set(p.dy + p.rows[3 * ne] * p.OW * p.C, p.OW * p.C * elem);
-    if (p.rows[3 * last + 2] > p.rows[3 * (e0 + G - 1) + 2])
-      next_x.set(p.x + p.rows[3 * last + 2] * p.W * p.C, p.W * p.C * elem);
     const int64_t blocks = (p.OW + span - 1) / span;
-    per_block_dy = (next_dy.lines + blocks - 1) / blocks;
-    per_block_x = (next_x.lines + blocks - 1) / blocks;
+    if (p.rows[3 * ne] != p.rows[3 * e0]) {  // (a row of more taps than a group: being read)
+      const T* row = p.dy + p.rows[3 * ne] * p.OW * p.C;
+      const int64_t bytes = p.OW * p.C * elem;
+      next_dy = RowLines(row, 1, bytes, bytes);
+      per_block_dy = (lines_touched(row, bytes) + blocks - 1) / blocks;
+    }
+    if (p.rows[3 * last + 2] > p.rows[3 * (e0 + G - 1) + 2]) {
+      const T* row = p.x + p.rows[3 * last + 2] * p.W * p.C;
+      const int64_t bytes = p.W * p.C * elem;
+      next_x = RowLines(row, 1, bytes, bytes);
+      per_block_x = (lines_touched(row, bytes) + blocks - 1) / blocks;
+    }
   }
   for (int64_t jb = 0; jb < p.OW; jb += span) {
-    next_dy.step(per_block_dy);
-    next_x.step(per_block_x);
+    next_dy.steps(per_block_dy);
+    next_x.steps(per_block_x);
     for (int64_t b = 0; b < p.KW; ++b) {
       const int64_t lo = p.j_lo[b] > jb ? p.j_lo[b] : jb;
       const int64_t hi = p.j_hi[b] < jb + span ? p.j_hi[b] : jb + span;
