@@ -31,6 +31,8 @@ constexpr int64_t kChunkElements = 1 << 15;
 
 std::atomic<int64_t> g_blocked{0};      // blocked_depthwise_filter_for_tests
 std::atomic<int64_t> g_prefetching{0};  // prefetching_depthwise_filter_chunks_for_tests
+std::atomic<int64_t> g_three_tap{0};    // three_tap_depthwise_filter_chunks_for_tests
+std::atomic<bool> g_three_tap_allowed{true};
 
 int64_t chunk_begin(int64_t rows, int64_t chunks, int64_t k) {
   return k * rows / chunks;
@@ -44,6 +46,14 @@ int64_t blocked_depthwise_filter_for_tests() {
 
 int64_t prefetching_depthwise_filter_chunks_for_tests() {
   return g_prefetching.exchange(0, std::memory_order_relaxed);
+}
+
+void allow_three_tap_rows(bool allow) {
+  g_three_tap_allowed.store(allow, std::memory_order_relaxed);
+}
+
+int64_t three_tap_depthwise_filter_chunks_for_tests() {
+  return g_three_tap.exchange(0, std::memory_order_relaxed);
 }
 
 template <class T>
@@ -73,6 +83,13 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
   const int64_t elem = int64_t{sizeof(T)};
   const bool prefetch =
       prefetch_next_rows(rows * g.OW * g.O * elem, std::max(g.W * g.C, g.OW * g.O) * elem, threads);
+  // 3-tap rows whole, a group's taps in registers (kernels_impl.h, depthwise_filter_rows3), where
+  // a vector is a whole line: on a Zen 4 guest at 2 threads (bench/zen4-2026-12-03b) MobileNet dw1
+  // 1.32 -> 1.09 ms, dw3 1.68 -> 1.36 ms. With AVX2's half-line vectors each line came from L2
+  // once per vector, and 14x14x512 at 1 thread in L2 took 0.074 -> 0.102 ms (blocking columns by
+  // lines: no better), so AVX2 keeps the column blocks.
+  const bool three_tap_rows =
+      g.KW == 3 && kt.line_vectors && g_three_tap_allowed.load(std::memory_order_relaxed);
   auto run_chunks = [&](int64_t c0, int64_t c1) {
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t row0 = chunk_begin(rows, chunks, ch), row1 = chunk_begin(rows, chunks, ch + 1);
@@ -109,6 +126,8 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
         f.block_bytes = cache_sizes().l1d / 4;
         f.prefetch_next = prefetch;
         if (prefetch) g_prefetching.fetch_add(1, std::memory_order_relaxed);
+        f.three_tap_rows = three_tap_rows;
+        if (three_tap_rows) g_three_tap.fetch_add(1, std::memory_order_relaxed);
         if (const int64_t blocked = kt.depthwise_filter(f); blocked > 0)
           g_blocked.fetch_add(blocked, std::memory_order_relaxed);
         continue;

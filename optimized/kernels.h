@@ -84,13 +84,11 @@ struct RowLines {
   void steps(int64_t n) {
     for (; n > 0 && rows > 0; --n) step();
   }
+  /// The steps left in the current row (all of a one-row walk's before its first step).
+  int64_t row_lines_left() const {
+    return rows <= 0 ? 0 : static_cast<int64_t>((end - 1) / kLine - at / kLine) + 1;
+  }
 };
-
-/// The cache lines that `bytes` bytes from `first` touch (RowLines' steps over one such row).
-inline int64_t lines_touched(const void* first, int64_t bytes) {
-  return (static_cast<int64_t>(reinterpret_cast<uintptr_t>(first) % kLine) + bytes + kLine - 1) /
-         kLine;
-}
 
 /// Memory to bring into L2 a few lines at a time while other work runs (the next block of a loop,
 /// whose first reads would otherwise wait on memory): add() up to kMax ranges, spread() them over
@@ -276,6 +274,9 @@ struct DepthwiseFilterRows {
   // Whether the first channel block prefetches each next row group's out_backprop row and new
   // input row into L2 (depthwise_filter_group; prefetch_next_rows, internal.h).
   bool prefetch_next = false;
+  // KW = 3 walked by depthwise_filter_rows3 (whole rows, a group's taps in registers) instead of
+  // depthwise_filter_block; the driver's choice (KernelTable::line_vectors). Same bits either way.
+  bool three_tap_rows = false;
 };
 
 /// Packs one filter panel for the implicit GEMM: dst[k*NR + j] = src[k*ld + j] (forward) or
@@ -311,6 +312,7 @@ struct KernelTable {
   void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
   // (returns the channel blocks it walked in more than one column block: a test hook's count)
   int64_t (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
+  bool line_vectors = false;  // a vector is a cache line or more (AVX-512)
 
   /// The variant for n result columns: the narrowest that covers n, else the widest.
   int variant_for(int64_t n) const {

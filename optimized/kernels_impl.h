@@ -413,7 +413,7 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
       if (p.runs[r].count > p.runs[longest].count) longest = r;
     const int64_t bytes = p.next_src_elements * static_cast<int64_t>(sizeof(T));
     next = RowLines(p.next_src, 1, bytes, bytes);
-    next_lines = lines_touched(p.next_src, bytes);
+    next_lines = next.row_lines_left();
   }
   for (int64_t r = 0; r < p.nruns; ++r) {
     const ColumnRun& run = p.runs[r];
@@ -446,6 +446,28 @@ constexpr int depthwise_filter_max_group() {
   return NB >= 4 ? 3 : 4;
 }
 
+// The next row group's rows that depthwise_filter_group and depthwise_filter_taps3 prefetch into
+// L2 while this group (entries [e0, e0 + g)) runs, where p.prefetch_next: next[0] its out_backprop
+// row where it is not this group's, next[1] its last input row where it reads beyond this group's
+// (stride 1: the row it adds). The next group as the caller's walk forms it: up to max_group
+// entries of one out_backprop row. Returns whether there is a next group to prefetch.
+template <class T>
+inline bool depthwise_filter_next_rows(const DepthwiseFilterRows<T>& p, int64_t e0, int64_t g,
+                                       int64_t max_group, RowLines next[2]) {
+  if (!p.prefetch_next || e0 + g >= p.nrows) return false;
+  const int64_t ne = e0 + g;
+  int64_t last = ne;
+  while (last + 1 < p.nrows && last + 1 - ne < max_group &&
+         p.rows[3 * (last + 1)] == p.rows[3 * ne])
+    ++last;
+  constexpr int64_t elem = static_cast<int64_t>(sizeof(T));
+  if (p.rows[3 * ne] != p.rows[3 * e0])  // (a row of more taps than a group: being read)
+    next[0] = RowLines(p.dy + p.rows[3 * ne] * p.OW * p.C, 1, p.OW * p.C * elem, 0);
+  if (p.rows[3 * last + 2] > p.rows[3 * (e0 + g - 1) + 2])
+    next[1] = RowLines(p.x + p.rows[3 * last + 2] * p.W * p.C, 1, p.W * p.C * elem, 0);
+  return true;
+}
+
 // G consecutive row entries that share their out_backprop row (filter rows a_0..a_{G-1}): each
 // out_backprop vector is loaded once for all G.
 template <class S, int G, int NB, bool FULL>
@@ -469,34 +491,16 @@ inline void depthwise_filter_group(const DepthwiseFilterRows<typename S::T>& p, 
   // oneDNN, bench/zen4-2026-12-03/dw-f-*.txt): MobileNet dw1 2.75 -> 3.51 at 2 threads (14
   // rounds), 2.20 -> 2.78 at 1 (8 rounds); dw3 2.24 -> 2.88 and 2.11 -> 2.51; into L1 instead
   // (dwf-a.txt) lower than without. Not measured on the Xeon guests.
-  RowLines next_dy, next_x;
-  int64_t per_block_dy = 0, per_block_x = 0;
-  if (p.prefetch_next && ch0 == 0 && e0 + G < p.nrows) {
-    // The next group as depthwise_filter_block forms it: up to kMaxGroup entries of one
-    // out_backprop row.
-    const int64_t ne = e0 + G;
-    int64_t last = ne;
-    while (last + 1 < p.nrows && last + 1 - ne < depthwise_filter_max_group<NB>() &&
-           p.rows[3 * (last + 1)] == p.rows[3 * ne])
-      ++last;
-    constexpr int64_t elem = static_cast<int64_t>(sizeof(T));
+  RowLines next[2];
+  int64_t per_block[2] = {0, 0};
+  if (ch0 == 0 && depthwise_filter_next_rows(p, e0, G, depthwise_filter_max_group<NB>(), next)) {
     const int64_t blocks = (p.OW + span - 1) / span;
-    if (p.rows[3 * ne] != p.rows[3 * e0]) {  // (a row of more taps than a group: being read)
-      const T* row = p.dy + p.rows[3 * ne] * p.OW * p.C;
-      const int64_t bytes = p.OW * p.C * elem;
-      next_dy = RowLines(row, 1, bytes, bytes);
-      per_block_dy = (lines_touched(row, bytes) + blocks - 1) / blocks;
-    }
-    if (p.rows[3 * last + 2] > p.rows[3 * (e0 + G - 1) + 2]) {
-      const T* row = p.x + p.rows[3 * last + 2] * p.W * p.C;
-      const int64_t bytes = p.W * p.C * elem;
-      next_x = RowLines(row, 1, bytes, bytes);
-      per_block_x = (lines_touched(row, bytes) + blocks - 1) / blocks;
-    }
+#pragma GCC unroll 2
+    for (int r = 0; r < 2; ++r) per_block[r] = (next[r].row_lines_left() + blocks - 1) / blocks;
   }
   for (int64_t jb = 0; jb < p.OW; jb += span) {
-    next_dy.steps(per_block_dy);
-    next_x.steps(per_block_x);
+    next[0].steps(per_block[0]);
+    next[1].steps(per_block[1]);
     for (int64_t b = 0; b < p.KW; ++b) {
       const int64_t lo = p.j_lo[b] > jb ? p.j_lo[b] : jb;
       const int64_t hi = p.j_hi[b] < jb + span ? p.j_hi[b] : jb + span;
@@ -584,10 +588,168 @@ inline int64_t depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& 
   return span < p.OW ? 1 : 0;
 }
 
+// Three filter columns (KW = 3: MobileNet's layers and most depthwise ones): a group's G x 3 taps
+// of one channel vector stay in registers over its whole out_backprop row, each out_backprop
+// vector loaded once for all of them; with `WINDOW` (stride 1, no column dilation: the taps read
+// three consecutive input columns) each input vector is loaded once, into a window of three
+// registers per row slid one column each step, so a step is 1 + G loads for 3G multiply-adds
+// (depthwise_filter_group: G + 1 loads per G, plus its accumulators' loads and stores per block of
+// columns). Columns where some tap reads padding (the edges) check each tap. Every element sums
+// its terms in the same order as depthwise_filter_group (row entries in order, columns ascending),
+// so the two give the same bits. `next` (depthwise_filter_next_rows) steps a line of each next row
+// per interior column.
+template <class S, int G, bool FULL, bool WINDOW>
+inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, int64_t e0,
+                                   int64_t ch, const int64_t cols[4], RowLines next[2]) {
+  using T = typename S::T;
+  using V = typename S::V;
+  const int64_t C = p.C, nch = C - ch, s_step = p.sw * C;
+  const T* d = p.dy + p.rows[3 * e0] * p.OW * C + ch;
+  const T* xr[G];
+  T* accp[G];
+  V acc[G][3];
+#pragma GCC unroll 4
+  for (int k = 0; k < G; ++k) {
+    xr[k] = p.x + p.rows[3 * (e0 + k) + 2] * p.W * C + ch;
+    accp[k] = p.acc + p.rows[3 * (e0 + k) + 1] * 3 * C + ch;
+#pragma GCC unroll 3
+    for (int b = 0; b < 3; ++b)
+      acc[k][b] = FULL ? S::load(accp[k] + b * C) : S::load_n(accp[k] + b * C, nch);
+  }
+  const int64_t off[3] = {p.col_off[0] * C, p.col_off[1] * C, p.col_off[2] * C};
+  // Columns [cols[0], cols[1]) and [cols[2], cols[3]): some tap outside the input row. Each tap
+  // over its own columns there (an element's terms stay in column order: left edge, interior,
+  // right edge).
+  const int64_t j_lo[3] = {p.j_lo[0], p.j_lo[1], p.j_lo[2]};
+  const int64_t j_hi[3] = {p.j_hi[0], p.j_hi[1], p.j_hi[2]};
+  auto edge = [&](int64_t j0, int64_t j1) __attribute__((always_inline)) {
+#pragma GCC unroll 3
+    for (int b = 0; b < 3; ++b) {
+      const int64_t lo = j_lo[b] > j0 ? j_lo[b] : j0, hi = j_hi[b] < j1 ? j_hi[b] : j1;
+      for (int64_t j = lo; j < hi; ++j) {
+        const V dv = FULL ? S::load(d + j * C) : S::load_n(d + j * C, nch);
+#pragma GCC unroll 4
+        for (int k = 0; k < G; ++k) {
+          const T* s = xr[k] + j * s_step + off[b];
+          acc[k][b] = S::fma(dv, FULL ? S::load(s) : S::load_n(s, nch), acc[k][b]);
+        }
+      }
+    }
+  };
+  // (The walks' state in locals: through `next` it went to memory and back each column.)
+  RowLines next0 = next[0], next1 = next[1];
+  edge(cols[0], cols[1]);
+  const int64_t j0 = cols[1], j1 = cols[2] > cols[1] ? cols[2] : cols[1];
+  if (WINDOW && j0 < j1) {
+    const T* s[G];
+    V w0[G], w1[G];
+#pragma GCC unroll 4
+    for (int k = 0; k < G; ++k) {
+      s[k] = xr[k] + j0 * C + off[0];
+      w0[k] = FULL ? S::load(s[k]) : S::load_n(s[k], nch);
+      w1[k] = FULL ? S::load(s[k] + C) : S::load_n(s[k] + C, nch);
+      s[k] += 2 * C;
+    }
+    const T* dj = d + j0 * C;
+    for (int64_t j = j0; j < j1; ++j, dj += C) {
+      const V dv = FULL ? S::load(dj) : S::load_n(dj, nch);
+#pragma GCC unroll 4
+      for (int k = 0; k < G; ++k) {
+        const V w2 = FULL ? S::load(s[k]) : S::load_n(s[k], nch);
+        s[k] += C;
+        acc[k][0] = S::fma(dv, w0[k], acc[k][0]);
+        acc[k][1] = S::fma(dv, w1[k], acc[k][1]);
+        acc[k][2] = S::fma(dv, w2, acc[k][2]);
+        w0[k] = w1[k];
+        w1[k] = w2;
+      }
+      next0.step();
+      next1.step();
+    }
+  } else {
+    const T* dj = d + j0 * C;
+    for (int64_t j = j0; j < j1; ++j, dj += C) {
+      const V dv = FULL ? S::load(dj) : S::load_n(dj, nch);
+      const int64_t o = j * s_step;
+#pragma GCC unroll 3
+      for (int b = 0; b < 3; ++b) {
+#pragma GCC unroll 4
+        for (int k = 0; k < G; ++k) {
+          const T* x = xr[k] + o + off[b];
+          acc[k][b] = S::fma(dv, FULL ? S::load(x) : S::load_n(x, nch), acc[k][b]);
+        }
+      }
+      next0.step();
+      next1.step();
+    }
+  }
+  edge(j1, cols[3]);
+  next[0] = next0;
+  next[1] = next1;
+#pragma GCC unroll 4
+  for (int k = 0; k < G; ++k) {
+#pragma GCC unroll 3
+    for (int b = 0; b < 3; ++b) {
+      if (FULL) {
+        S::store(accp[k] + b * C, acc[k][b]);
+      } else {
+        S::store_n(accp[k] + b * C, acc[k][b], nch);
+      }
+    }
+  }
+}
+
+template <class S, int G, bool WINDOW>
+inline void depthwise_filter_taps3_group(const DepthwiseFilterRows<typename S::T>& p, int64_t e0,
+                                         const int64_t cols[4], RowLines next[2]) {
+  constexpr int64_t W = S::W;
+  int64_t ch = 0;
+  for (; ch + W <= p.C; ch += W) depthwise_filter_taps3<S, G, true, WINDOW>(p, e0, ch, cols, next);
+  if (ch < p.C) depthwise_filter_taps3<S, G, false, WINDOW>(p, e0, ch, cols, next);
+}
+
+// KW = 3 over the row entries in groups of up to 3 that share their out_backprop row.
+template <class S, bool WINDOW>
+inline void depthwise_filter_rows3(const DepthwiseFilterRows<typename S::T>& p) {
+  // Columns every tap reads inside the input row: [max j_lo, min j_hi); the edges around them.
+  int64_t cols[4] = {p.j_lo[0], p.j_lo[0], p.j_hi[0], p.j_hi[0]};
+  for (int b = 1; b < 3; ++b) {
+    cols[0] = p.j_lo[b] < cols[0] ? p.j_lo[b] : cols[0];
+    cols[1] = p.j_lo[b] > cols[1] ? p.j_lo[b] : cols[1];
+    cols[2] = p.j_hi[b] < cols[2] ? p.j_hi[b] : cols[2];
+    cols[3] = p.j_hi[b] > cols[3] ? p.j_hi[b] : cols[3];
+  }
+  cols[1] = cols[1] < cols[3] ? cols[1] : cols[3];  // (no interior: one guarded walk)
+  for (int64_t e = 0; e < p.nrows;) {
+    int64_t g = 1;
+    while (g < 3 && e + g < p.nrows && p.rows[3 * (e + g)] == p.rows[3 * e]) ++g;
+    RowLines next[2];
+    depthwise_filter_next_rows(p, e, g, 3, next);
+    if (g == 1) {
+      depthwise_filter_taps3_group<S, 1, WINDOW>(p, e, cols, next);
+    } else if (g == 2) {
+      depthwise_filter_taps3_group<S, 2, WINDOW>(p, e, cols, next);
+    } else {
+      depthwise_filter_taps3_group<S, 3, WINDOW>(p, e, cols, next);
+    }
+    e += g;
+  }
+}
+
 template <class S>
 int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
   constexpr int64_t W = S::W;
   int64_t ch = 0, blocked = 0;
+  if (p.three_tap_rows) {
+    const bool window = S::kRegs >= 32 && p.sw == 1 && p.col_off[1] == p.col_off[0] + 1 &&
+                        p.col_off[2] == p.col_off[1] + 1;
+    if (window) {
+      depthwise_filter_rows3<S, true>(p);
+    } else {
+      depthwise_filter_rows3<S, false>(p);
+    }
+    return 0;
+  }
   for (; ch + 4 * W <= p.C; ch += 4 * W)
     blocked += depthwise_filter_block<S, 4, true>(p, ch, 4 * W);
   if (ch + 2 * W <= p.C) {
@@ -720,6 +882,7 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
   t->pack = &pack_panel<S>;
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
+  t->line_vectors = S::W * static_cast<int64_t>(sizeof(typename S::T)) >= kLine;
   if constexpr (std::is_same_v<typename S::T, float>) {
     t->widen_f16 = &widen_f16;
     t->widen_bf16 = &widen_bf16;

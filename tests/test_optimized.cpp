@@ -276,7 +276,8 @@ BOOST_AUTO_TEST_CASE(l2_prefetch_hands_out_every_line_once_in_proportion) {
 
 // RowLines (kernels.h): step() by step, every line that each row touches, once, in order, each
 // address inside its row (the first at the row's first byte), then nothing; no rows from a null
-// pointer. Rows: offset of the first row from a 64-byte boundary, rows, row bytes, stride.
+// pointer. Before each step, row_lines_left() is the steps left in the row (0 after the last).
+// Rows: offset of the first row from a 64-byte boundary, rows, row bytes, stride.
 BOOST_AUTO_TEST_CASE(row_lines_step_through_each_line_of_each_row_once) {
   struct Row {
     int64_t first, rows, row_bytes, ld;
@@ -290,12 +291,14 @@ BOOST_AUTO_TEST_CASE(row_lines_step_through_each_line_of_each_row_once) {
         "first " + std::to_string(row.first) + ", " + std::to_string(row.rows) + " rows of " +
         std::to_string(row.row_bytes) + " bytes, " + std::to_string(row.ld) + " apart";
     opt::RowLines lines(buf + row.first, row.rows, row.row_bytes, row.ld);
-    std::vector<int64_t> got;  // offsets into buf
+    std::vector<int64_t> got, left;  // offsets into buf; row_lines_left() before each step
     for (int i = 0; i < 1000 && lines.rows > 0; ++i) {
       got.push_back(static_cast<int64_t>(lines.at - reinterpret_cast<uintptr_t>(buf)));
+      left.push_back(lines.row_lines_left());
       lines.step();
     }
     BOOST_TEST(lines.rows == 0, what);
+    BOOST_TEST(lines.row_lines_left() == 0, what);
     std::size_t k = 0;
     for (int64_t r = 0; r < row.rows && row.row_bytes > 0; ++r) {
       const int64_t b = row.first + r * row.ld, e = b + row.row_bytes;  // the row's bytes [b, e)
@@ -304,6 +307,8 @@ BOOST_AUTO_TEST_CASE(row_lines_step_through_each_line_of_each_row_once) {
       for (int64_t line = b / kLine; line <= (e - 1) / kLine; ++line, ++k) {
         BOOST_TEST_REQUIRE(k < got.size(), what << ": row " << r << " cut short");
         BOOST_TEST(got[k] / kLine == line, what << ": row " << r << ", line " << line);
+        BOOST_TEST(left[k] == (e - 1) / kLine - line + 1,
+                   what << ": row " << r << ", line " << line);
         BOOST_TEST((got[k] >= b && got[k] < e), what << ": an address outside row " << r);
       }
     }
@@ -959,6 +964,7 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
   };
   const int saved = omp_get_max_threads();
   opt::blocked_depthwise_filter_for_tests();
+  opt::allow_three_tap_rows(false);  // (3-tap rows are whole rows: the next test's)
   for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
     const CheckedProblem checked(parse_problem(text));
     const Problem& p = checked.problem();
@@ -977,7 +983,75 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
       BOOST_TEST((blocked == whole), what << ", " << threads << " threads");
     }
   });
+  opt::allow_three_tap_rows(true);
   opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
+// Where a vector is a whole cache line (AVX-512), depthwise backprop filter walks 3-tap rows whole
+// with a row group's taps in registers (kernels_impl.h, depthwise_filter_rows3: a window of three
+// input columns at stride 1 without column dilation, each tap's loads elsewhere; edge columns tap
+// by tap). Every element sums the same terms in the same order as the column-blocked walk, so the
+// bytes equal those with the path turned off, at 1 and 2 threads, and pass the oracle; the hook
+// counts the chunks that took it: some under AVX-512, none under the ISAs with half-line vectors.
+// Cases: the window with 32 channels, a partial vector (20), 4.5 vectors (72); stride 2 and
+// column dilation (no window), row dilation alone (window); 5x3 taps (groups of 3 and 2 entries);
+// 1x3 taps (groups of one); asymmetric explicit padding (the left edge two columns wide); rows too
+// narrow for an interior (2 columns, SAME) and one output column (VALID, all interior; a stride
+// wider than the row); a 200-column row; f64 and f16; the prefetch on (under a 32 KiB L2).
+BOOST_AUTO_TEST_CASE(depthwise_three_tap_rows_are_bitwise_column_blocks) {
+  struct Case {
+    const char* text;
+    int64_t l2;  // the L2 size the case runs under
+  };
+  constexpr int64_t kMiB = 1024 * 1024;
+  const Case cases[] = {
+      {"depthwise_conv2d_backprop_filter:input=2x13x37x32,filter=3x3x32x1,padding=SAME", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x23x20,filter=3x3x20x1,padding=SAME", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x7x19x72,filter=3x3x72x1,padding=VALID", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x15x31x64,filter=3x3x64x1,stride=2x2,padding=SAME",
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x12x33x16,filter=3x3x16x1,dilation=1x2,"
+       "padding=SAME",
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x12x33x48,filter=3x3x48x1,dilation=2x1,"
+       "padding=SAME",
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x27x48,filter=5x3x48x1,padding=SAME", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x6x21x32,filter=1x3x32x1,padding=SAME", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x17x32,filter=3x3x32x1,padding=1:2:2:0", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x5x2x16,filter=3x3x16x1,padding=SAME", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x5x3x16,filter=3x3x16x1,padding=VALID", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x7x3x16,filter=3x3x16x1,stride=4x5,padding=SAME",
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x3x200x32,filter=3x3x32x1,padding=SAME", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x25x40,filter=3x3x40x1,padding=SAME,dtype=f64",
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x25x64,filter=3x3x64x1,padding=SAME,dtype=f16",
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,padding=SAME", 32 * 1024},
+  };
+  const int saved = omp_get_max_threads();
+  for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
+    const Problem p = parse_problem(c.text);
+    opt::override_cache_sizes(32 * 1024, c.l2);
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      opt::three_tap_depthwise_filter_chunks_for_tests();
+      const std::vector<unsigned char> rows = result_bytes(p);
+      const int64_t chunks = opt::three_tap_depthwise_filter_chunks_for_tests();
+      BOOST_TEST((chunks > 0) == (isa == opt::Isa::avx512), what << ": 3-tap chunks " << chunks);
+      if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), c.text, {}, what);
+      opt::allow_three_tap_rows(false);
+      opt::three_tap_depthwise_filter_chunks_for_tests();  // (the oracle's own runs)
+      const std::vector<unsigned char> blocks = result_bytes(p);
+      BOOST_TEST(opt::three_tap_depthwise_filter_chunks_for_tests() == 0, what << ": turned off");
+      opt::allow_three_tap_rows(true);
+      BOOST_TEST(!rows.empty());
+      BOOST_TEST((rows == blocks), what << ", " << threads << " threads");
+    }
+    opt::clear_cache_override();
+  });
   omp_set_num_threads(saved);
 }
 
