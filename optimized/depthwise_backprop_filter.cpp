@@ -83,21 +83,28 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
   const int64_t elem = int64_t{sizeof(T)};
   const bool prefetch =
       prefetch_next_rows(rows * g.OW * g.O * elem, std::max(g.W * g.C, g.OW * g.O) * elem, threads);
-  // 3-tap rows whole, a group's taps in registers (kernels_impl.h, depthwise_filter_rows3), where
-  // a vector is a whole line: on a Zen 4 guest at 2 threads (bench/zen4-2026-12-03b) MobileNet dw1
-  // 1.32 -> 1.09 ms, dw3 1.68 -> 1.36 ms. With AVX2's half-line vectors each line came from L2
-  // once per vector, and 14x14x512 at 1 thread in L2 took 0.074 -> 0.102 ms (blocking columns by
-  // lines: no better), so AVX2 keeps the column blocks.
+  // 3-tap rows whole, a group's taps in registers (kernels_impl.h, depthwise_filter_rows3), under
+  // the vector kernels. On a Zen 4 guest (bench/zen4-2026-12-03b, optimized's medians, ms):
+  // AVX-512 at 2 threads MobileNet dw1 1.19 -> 1.11, dw3 1.68 -> 1.34, dw4s2 0.26 -> 0.24,
+  // 14x14x512 0.30 -> 0.25, and lower at 1 thread on all four; AVX2 at 2 threads 1.32 -> 1.29,
+  // 1.66 -> 1.27, 0.41 -> 0.32, 0.43 -> 0.38, at 1 thread dw4s2 0.90 -> 0.96 the one not lower.
   const bool three_tap_rows =
-      g.KW == 3 && kt.line_vectors && g_three_tap_allowed.load(std::memory_order_relaxed);
+      g.KW == 3 && kt.width > 1 && g_three_tap_allowed.load(std::memory_order_relaxed);
   auto run_chunks = [&](int64_t c0, int64_t c1) {
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t row0 = chunk_begin(rows, chunks, ch), row1 = chunk_begin(rows, chunks, ch + 1);
       T* acc = partial.data() + ch * size;
       std::fill(acc, acc + size, T(0));
-      // Triples (out_backprop row, a, input row) of the chunk, in row order.
+      // Triples (out_backprop row, a, input row) of the chunk, in row order; then, where the
+      // rows are prefetched, those of the next chunk's first row, which this thread runs next
+      // unless its share ends here: without them each chunk's first group waited on memory (a
+      // seventh of MobileNet dw3's rows: Zen 4, AVX-512, 2 threads, 10 rounds, 1.40 -> 1.30 ms;
+      // bench/zen4-2026-12-03b/ahead-2t.txt).
       std::vector<int64_t> list;
-      for (int64_t row = row0; row < row1; ++row) {
+      int64_t nlist = 0;
+      const int64_t last = prefetch ? std::min(row1 + 1, rows) : row1;
+      for (int64_t row = row0; row < last; ++row) {
+        if (row == row1) nlist = static_cast<int64_t>(list.size() / 3);
         const int64_t n = row / g.OH, i = row % g.OH;
         for (int64_t a = 0; a < g.KH; ++a) {
           const int64_t r = i * g.sh + a * g.dh - g.pad_top;
@@ -105,7 +112,8 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
           list.insert(list.end(), {row, a, n * g.H + r});
         }
       }
-      const int64_t nlist = static_cast<int64_t>(list.size() / 3);
+      if (last == row1) nlist = static_cast<int64_t>(list.size() / 3);
+      const int64_t nahead = static_cast<int64_t>(list.size() / 3) - nlist;
       if (g.M == 1) {
         DepthwiseFilterRows<T> f;
         f.dy = dy;
@@ -117,6 +125,7 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
         f.sw = g.sw;
         f.rows = list.data();
         f.nrows = nlist;
+        f.nahead = nahead;
         f.j_lo = j_lo.data();
         f.j_hi = j_hi.data();
         f.col_off = col_off.data();

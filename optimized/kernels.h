@@ -263,6 +263,9 @@ struct DepthwiseFilterRows {
   int64_t C = 0, OW = 0, W = 0, KW = 0, sw = 1;
   const int64_t* rows = nullptr;  // triples (dy_row, a, x_row)
   int64_t nrows = 0;
+  // Triples after the nrows, of the rows the caller reads next (the next chunk's first
+  // out_backprop row): for prefetch_next only, never summed.
+  int64_t nahead = 0;
   const int64_t* j_lo = nullptr;     // [KW]
   const int64_t* j_hi = nullptr;     // [KW]
   const int64_t* col_off = nullptr;  // [KW]
@@ -275,7 +278,7 @@ struct DepthwiseFilterRows {
   // input row into L2 (depthwise_filter_group; prefetch_next_rows, internal.h).
   bool prefetch_next = false;
   // KW = 3 walked by depthwise_filter_rows3 (whole rows, a group's taps in registers) instead of
-  // depthwise_filter_block; the driver's choice (KernelTable::line_vectors). Same bits either way.
+  // depthwise_filter_block (the driver's choice: vector kernels). Same bits either way.
   bool three_tap_rows = false;
 };
 
@@ -312,7 +315,6 @@ struct KernelTable {
   void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
   // (returns the channel blocks it walked in more than one column block: a test hook's count)
   int64_t (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
-  bool line_vectors = false;  // a vector is a cache line or more (AVX-512)
 
   /// The variant for n result columns: the narrowest that covers n, else the widest.
   int variant_for(int64_t n) const {

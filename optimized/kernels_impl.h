@@ -450,15 +450,16 @@ constexpr int depthwise_filter_max_group() {
 // L2 while this group (entries [e0, e0 + g)) runs, where p.prefetch_next: next[0] its out_backprop
 // row where it is not this group's, next[1] its last input row where it reads beyond this group's
 // (stride 1: the row it adds). The next group as the caller's walk forms it: up to max_group
-// entries of one out_backprop row. Returns whether there is a next group to prefetch.
+// entries of one out_backprop row; after the last, the next chunk's first (p.nahead). Returns
+// whether there is a next group to prefetch.
 template <class T>
 inline bool depthwise_filter_next_rows(const DepthwiseFilterRows<T>& p, int64_t e0, int64_t g,
                                        int64_t max_group, RowLines next[2]) {
-  if (!p.prefetch_next || e0 + g >= p.nrows) return false;
+  const int64_t end = p.nrows + p.nahead;
+  if (!p.prefetch_next || e0 + g >= end) return false;
   const int64_t ne = e0 + g;
   int64_t last = ne;
-  while (last + 1 < p.nrows && last + 1 - ne < max_group &&
-         p.rows[3 * (last + 1)] == p.rows[3 * ne])
+  while (last + 1 < end && last + 1 - ne < max_group && p.rows[3 * (last + 1)] == p.rows[3 * ne])
     ++last;
   constexpr int64_t elem = static_cast<int64_t>(sizeof(T));
   if (p.rows[3 * ne] != p.rows[3 * e0])  // (a row of more taps than a group: being read)
@@ -588,33 +589,39 @@ inline int64_t depthwise_filter_block(const DepthwiseFilterRows<typename S::T>& 
   return span < p.OW ? 1 : 0;
 }
 
-// Three filter columns (KW = 3: MobileNet's layers and most depthwise ones): a group's G x 3 taps
-// of one channel vector stay in registers over its whole out_backprop row, each out_backprop
-// vector loaded once for all of them; with `WINDOW` (stride 1, no column dilation: the taps read
-// three consecutive input columns) each input vector is loaded once, into a window of three
-// registers per row slid one column each step, so a step is 1 + G loads for 3G multiply-adds
-// (depthwise_filter_group: G + 1 loads per G, plus its accumulators' loads and stores per block of
-// columns). Columns where some tap reads padding (the edges) check each tap. Every element sums
-// its terms in the same order as depthwise_filter_group (row entries in order, columns ascending),
-// so the two give the same bits. `next` (depthwise_filter_next_rows) steps a line of each next row
-// per interior column.
-template <class S, int G, bool FULL, bool WINDOW>
+// Three filter columns (KW = 3: MobileNet's layers and most depthwise ones): G row entries' 3G
+// taps of NB channel vectors (a cache line: AVX-512 1, AVX2 2) stay in registers over the whole
+// out_backprop row, each out_backprop vector loaded once for all of them; with `WINDOW` (stride
+// 1, no column dilation: the taps read three consecutive input columns) each input vector is
+// loaded once, into a window of three registers per row slid one column each step, so a step is
+// (1 + G) NB loads for 3G NB multiply-adds (depthwise_filter_group: G + 1 loads per G, plus its
+// accumulators' loads and stores per block of columns). Columns where some tap reads padding
+// (the edges) go tap by tap. Every element sums its terms in the same order as
+// depthwise_filter_group (row entries in order, columns ascending), so the two give the same
+// bits. `next` (depthwise_filter_next_rows) steps a line of each next row per interior column.
+template <class S, int G, int NB, bool FULL, bool WINDOW>
 inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, int64_t e0,
                                    int64_t ch, const int64_t cols[4], RowLines next[2]) {
   using T = typename S::T;
   using V = typename S::V;
+  constexpr int W = S::W;
   const int64_t C = p.C, nch = C - ch, s_step = p.sw * C;
   const T* d = p.dy + p.rows[3 * e0] * p.OW * C + ch;
   const T* xr[G];
   T* accp[G];
-  V acc[G][3];
+  V acc[G][3][NB];
 #pragma GCC unroll 4
   for (int k = 0; k < G; ++k) {
     xr[k] = p.x + p.rows[3 * (e0 + k) + 2] * p.W * C + ch;
     accp[k] = p.acc + p.rows[3 * (e0 + k) + 1] * 3 * C + ch;
 #pragma GCC unroll 3
-    for (int b = 0; b < 3; ++b)
-      acc[k][b] = FULL ? S::load(accp[k] + b * C) : S::load_n(accp[k] + b * C, nch);
+    for (int b = 0; b < 3; ++b) {
+#pragma GCC unroll 4
+      for (int u = 0; u < NB; ++u) {
+        const T* a = accp[k] + b * C + u * W;
+        acc[k][b][u] = FULL ? S::load(a) : S::load_n(a, nch - u * W);
+      }
+    }
   }
   const int64_t off[3] = {p.col_off[0] * C, p.col_off[1] * C, p.col_off[2] * C};
   // Columns [cols[0], cols[1]) and [cols[2], cols[3]): some tap outside the input row. Each tap
@@ -627,11 +634,15 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
     for (int b = 0; b < 3; ++b) {
       const int64_t lo = j_lo[b] > j0 ? j_lo[b] : j0, hi = j_hi[b] < j1 ? j_hi[b] : j1;
       for (int64_t j = lo; j < hi; ++j) {
-        const V dv = FULL ? S::load(d + j * C) : S::load_n(d + j * C, nch);
 #pragma GCC unroll 4
-        for (int k = 0; k < G; ++k) {
-          const T* s = xr[k] + j * s_step + off[b];
-          acc[k][b] = S::fma(dv, FULL ? S::load(s) : S::load_n(s, nch), acc[k][b]);
+        for (int u = 0; u < NB; ++u) {
+          const T* dp = d + j * C + u * W;
+          const V dv = FULL ? S::load(dp) : S::load_n(dp, nch - u * W);
+#pragma GCC unroll 4
+          for (int k = 0; k < G; ++k) {
+            const T* s = xr[k] + j * s_step + off[b] + u * W;
+            acc[k][b][u] = S::fma(dv, FULL ? S::load(s) : S::load_n(s, nch - u * W), acc[k][b][u]);
+          }
         }
       }
     }
@@ -642,41 +653,51 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
   const int64_t j0 = cols[1], j1 = cols[2] > cols[1] ? cols[2] : cols[1];
   if (WINDOW && j0 < j1) {
     const T* s[G];
-    V w0[G], w1[G];
+    V w0[G][NB], w1[G][NB];
 #pragma GCC unroll 4
     for (int k = 0; k < G; ++k) {
       s[k] = xr[k] + j0 * C + off[0];
-      w0[k] = FULL ? S::load(s[k]) : S::load_n(s[k], nch);
-      w1[k] = FULL ? S::load(s[k] + C) : S::load_n(s[k] + C, nch);
+#pragma GCC unroll 4
+      for (int u = 0; u < NB; ++u) {
+        w0[k][u] = FULL ? S::load(s[k] + u * W) : S::load_n(s[k] + u * W, nch - u * W);
+        w1[k][u] = FULL ? S::load(s[k] + C + u * W) : S::load_n(s[k] + C + u * W, nch - u * W);
+      }
       s[k] += 2 * C;
     }
     const T* dj = d + j0 * C;
     for (int64_t j = j0; j < j1; ++j, dj += C) {
-      const V dv = FULL ? S::load(dj) : S::load_n(dj, nch);
 #pragma GCC unroll 4
-      for (int k = 0; k < G; ++k) {
-        const V w2 = FULL ? S::load(s[k]) : S::load_n(s[k], nch);
-        s[k] += C;
-        acc[k][0] = S::fma(dv, w0[k], acc[k][0]);
-        acc[k][1] = S::fma(dv, w1[k], acc[k][1]);
-        acc[k][2] = S::fma(dv, w2, acc[k][2]);
-        w0[k] = w1[k];
-        w1[k] = w2;
+      for (int u = 0; u < NB; ++u) {
+        const V dv = FULL ? S::load(dj + u * W) : S::load_n(dj + u * W, nch - u * W);
+#pragma GCC unroll 4
+        for (int k = 0; k < G; ++k) {
+          const V w2 = FULL ? S::load(s[k] + u * W) : S::load_n(s[k] + u * W, nch - u * W);
+          acc[k][0][u] = S::fma(dv, w0[k][u], acc[k][0][u]);
+          acc[k][1][u] = S::fma(dv, w1[k][u], acc[k][1][u]);
+          acc[k][2][u] = S::fma(dv, w2, acc[k][2][u]);
+          w0[k][u] = w1[k][u];
+          w1[k][u] = w2;
+        }
       }
+#pragma GCC unroll 4
+      for (int k = 0; k < G; ++k) s[k] += C;
       next0.step();
       next1.step();
     }
   } else {
     const T* dj = d + j0 * C;
     for (int64_t j = j0; j < j1; ++j, dj += C) {
-      const V dv = FULL ? S::load(dj) : S::load_n(dj, nch);
       const int64_t o = j * s_step;
-#pragma GCC unroll 3
-      for (int b = 0; b < 3; ++b) {
 #pragma GCC unroll 4
-        for (int k = 0; k < G; ++k) {
-          const T* x = xr[k] + o + off[b];
-          acc[k][b] = S::fma(dv, FULL ? S::load(x) : S::load_n(x, nch), acc[k][b]);
+      for (int u = 0; u < NB; ++u) {
+        const V dv = FULL ? S::load(dj + u * W) : S::load_n(dj + u * W, nch - u * W);
+#pragma GCC unroll 3
+        for (int b = 0; b < 3; ++b) {
+#pragma GCC unroll 4
+          for (int k = 0; k < G; ++k) {
+            const T* x = xr[k] + o + off[b] + u * W;
+            acc[k][b][u] = S::fma(dv, FULL ? S::load(x) : S::load_n(x, nch - u * W), acc[k][b][u]);
+          }
         }
       }
       next0.step();
@@ -690,26 +711,33 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
   for (int k = 0; k < G; ++k) {
 #pragma GCC unroll 3
     for (int b = 0; b < 3; ++b) {
-      if (FULL) {
-        S::store(accp[k] + b * C, acc[k][b]);
-      } else {
-        S::store_n(accp[k] + b * C, acc[k][b], nch);
+#pragma GCC unroll 4
+      for (int u = 0; u < NB; ++u) {
+        T* a = accp[k] + b * C + u * W;
+        if (FULL) {
+          S::store(a, acc[k][b][u]);
+        } else {
+          S::store_n(a, acc[k][b][u], nch - u * W);
+        }
       }
     }
   }
 }
 
-template <class S, int G, bool WINDOW>
+// The channels of G row entries, NB vectors at a time.
+template <class S, int G, int NB, bool WINDOW>
 inline void depthwise_filter_taps3_group(const DepthwiseFilterRows<typename S::T>& p, int64_t e0,
                                          const int64_t cols[4], RowLines next[2]) {
-  constexpr int64_t W = S::W;
+  constexpr int64_t step = NB * S::W;
   int64_t ch = 0;
-  for (; ch + W <= p.C; ch += W) depthwise_filter_taps3<S, G, true, WINDOW>(p, e0, ch, cols, next);
-  if (ch < p.C) depthwise_filter_taps3<S, G, false, WINDOW>(p, e0, ch, cols, next);
+  for (; ch + step <= p.C; ch += step)
+    depthwise_filter_taps3<S, G, NB, true, WINDOW>(p, e0, ch, cols, next);
+  if (ch < p.C) depthwise_filter_taps3<S, G, NB, false, WINDOW>(p, e0, ch, cols, next);
 }
 
-// KW = 3 over the row entries in groups of up to 3 that share their out_backprop row.
-template <class S, bool WINDOW>
+// KW = 3 over the row entries in groups of up to 3 that share their out_backprop row (the
+// prefetch's unit), each walked in parts of up to GMAX entries (the registers' limit).
+template <class S, int NB, int GMAX, bool WINDOW>
 inline void depthwise_filter_rows3(const DepthwiseFilterRows<typename S::T>& p) {
   // Columns every tap reads inside the input row: [max j_lo, min j_hi); the edges around them.
   int64_t cols[4] = {p.j_lo[0], p.j_lo[0], p.j_hi[0], p.j_hi[0]};
@@ -725,12 +753,16 @@ inline void depthwise_filter_rows3(const DepthwiseFilterRows<typename S::T>& p) 
     while (g < 3 && e + g < p.nrows && p.rows[3 * (e + g)] == p.rows[3 * e]) ++g;
     RowLines next[2];
     depthwise_filter_next_rows(p, e, g, 3, next);
-    if (g == 1) {
-      depthwise_filter_taps3_group<S, 1, WINDOW>(p, e, cols, next);
-    } else if (g == 2) {
-      depthwise_filter_taps3_group<S, 2, WINDOW>(p, e, cols, next);
-    } else {
-      depthwise_filter_taps3_group<S, 3, WINDOW>(p, e, cols, next);
+    for (int64_t part = e; part < e + g;) {
+      const int64_t n = e + g - part < GMAX ? e + g - part : GMAX;
+      if (n == 1) {
+        depthwise_filter_taps3_group<S, 1, NB, WINDOW>(p, part, cols, next);
+      } else if (n == 2) {
+        depthwise_filter_taps3_group<S, (GMAX >= 2 ? 2 : 1), NB, WINDOW>(p, part, cols, next);
+      } else {
+        depthwise_filter_taps3_group<S, (GMAX >= 3 ? 3 : 1), NB, WINDOW>(p, part, cols, next);
+      }
+      part += n;
     }
     e += g;
   }
@@ -741,12 +773,18 @@ int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
   constexpr int64_t W = S::W;
   int64_t ch = 0, blocked = 0;
   if (p.three_tap_rows) {
-    const bool window = S::kRegs >= 32 && p.sw == 1 && p.col_off[1] == p.col_off[0] + 1 &&
-                        p.col_off[2] == p.col_off[1] + 1;
-    if (window) {
-      depthwise_filter_rows3<S, true>(p);
+    // A cache line of channels per pass, as many entries as the registers hold: AVX-512 (32
+    // registers, a vector a line) 3 entries' 9 accumulators, at stride 1 a window of 6 and 2
+    // more; AVX2 (16 registers, two vectors a line) 2 entries' 12 accumulators and 3 more, no
+    // window (one entry with its window, 14 registers, read level or lower: its 6 accumulators
+    // leave the FMA latency exposed, and a group's out_backprop row is loaded once per entry).
+    constexpr int kNB = S::W * static_cast<int64_t>(sizeof(typename S::T)) >= kLine ? 1 : 2;
+    if (S::kRegs < 32) {
+      depthwise_filter_rows3<S, kNB, 2, false>(p);
+    } else if (p.sw == 1 && p.col_off[1] == p.col_off[0] + 1 && p.col_off[2] == p.col_off[1] + 1) {
+      depthwise_filter_rows3<S, kNB, 3, true>(p);
     } else {
-      depthwise_filter_rows3<S, false>(p);
+      depthwise_filter_rows3<S, kNB, 3, false>(p);
     }
     return 0;
   }
@@ -882,7 +920,6 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
   t->pack = &pack_panel<S>;
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
-  t->line_vectors = S::W * static_cast<int64_t>(sizeof(typename S::T)) >= kLine;
   if constexpr (std::is_same_v<typename S::T, float>) {
     t->widen_f16 = &widen_f16;
     t->widen_bf16 = &widen_bf16;
