@@ -32,6 +32,7 @@ constexpr int64_t kChunkElements = 1 << 15;
 std::atomic<int64_t> g_blocked{0};      // blocked_depthwise_filter_for_tests
 std::atomic<int64_t> g_prefetching{0};  // prefetching_depthwise_filter_chunks_for_tests
 std::atomic<int64_t> g_three_tap{0};    // three_tap_depthwise_filter_chunks_for_tests
+std::atomic<int64_t> g_window{0};       // three_tap_window_chunks_for_tests
 std::atomic<bool> g_three_tap_allowed{true};
 
 int64_t chunk_begin(int64_t rows, int64_t chunks, int64_t k) {
@@ -54,6 +55,10 @@ void allow_three_tap_rows(bool allow) {
 
 int64_t three_tap_depthwise_filter_chunks_for_tests() {
   return g_three_tap.exchange(0, std::memory_order_relaxed);
+}
+
+int64_t three_tap_window_chunks_for_tests() {
+  return g_window.exchange(0, std::memory_order_relaxed);
 }
 
 template <class T>
@@ -87,9 +92,11 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
   // the vector kernels. On a Zen 4 guest (bench/zen4-2026-12-03b, optimized's medians, ms):
   // AVX-512 at 2 threads MobileNet dw1 1.19 -> 1.11, dw3 1.68 -> 1.34, dw4s2 0.26 -> 0.24,
   // 14x14x512 0.30 -> 0.25, and lower at 1 thread on all four; AVX2 at 2 threads 1.32 -> 1.29,
-  // 1.66 -> 1.27, 0.41 -> 0.32, 0.43 -> 0.38, at 1 thread dw4s2 0.90 -> 0.96 the one not lower.
+  // 1.66 -> 1.27, 0.41 -> 0.32, 0.43 -> 0.38, lower at 1 thread too but for dw4s2 (stride 2):
+  // 0.90 -> 0.96, and 0.019 -> 0.021 in L2 (a trade taken for the 2-thread gain).
   const bool three_tap_rows =
       g.KW == 3 && kt.width > 1 && g_three_tap_allowed.load(std::memory_order_relaxed);
+  const bool three_tap_window = three_tap_rows && kt.depthwise_window && g.sw == 1 && g.dw == 1;
   auto run_chunks = [&](int64_t c0, int64_t c1) {
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t row0 = chunk_begin(rows, chunks, ch), row1 = chunk_begin(rows, chunks, ch + 1);
@@ -136,7 +143,9 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
         f.prefetch_next = prefetch;
         if (prefetch) g_prefetching.fetch_add(1, std::memory_order_relaxed);
         f.three_tap_rows = three_tap_rows;
+        f.three_tap_window = three_tap_window;
         if (three_tap_rows) g_three_tap.fetch_add(1, std::memory_order_relaxed);
+        if (three_tap_window) g_window.fetch_add(1, std::memory_order_relaxed);
         if (const int64_t blocked = kt.depthwise_filter(f); blocked > 0)
           g_blocked.fetch_add(blocked, std::memory_order_relaxed);
         continue;

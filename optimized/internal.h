@@ -141,10 +141,11 @@ int64_t streamed_depthwise_rows_for_tests();
 /// results are bitwise whole rows', and that blocks are reached. Not while an op runs.
 int64_t blocked_depthwise_filter_for_tests();
 /// Whether depthwise backprop filter may walk 3-tap rows whole (kernels_impl.h,
-/// depthwise_filter_rows3; default yes, where the kernels' vectors are whole lines), and the
-/// chunks that did since the last call: for the test that the two walks give the same bits.
-/// Not while an op runs.
+/// depthwise_filter_rows3; default yes, under the vector kernels), and the chunks that did, and
+/// of those the ones that slid a window of input columns (DepthwiseFilterRows::three_tap_window),
+/// since the last call: for the test that the walks give the same bits. Not while an op runs.
 void allow_three_tap_rows(bool allow);
+int64_t three_tap_window_chunks_for_tests();
 int64_t three_tap_depthwise_filter_chunks_for_tests();
 /// After a piece of `rows` depthwise result rows whose stores were streamed: fences this thread's
 /// non-temporal stores (store_fence, before the region's closing barrier publishes them) and

@@ -280,6 +280,9 @@ struct DepthwiseFilterRows {
   // KW = 3 walked by depthwise_filter_rows3 (whole rows, a group's taps in registers) instead of
   // depthwise_filter_block (the driver's choice: vector kernels). Same bits either way.
   bool three_tap_rows = false;
+  // With three_tap_rows: the input columns slid through registers (stride 1, no column
+  // dilation, and KernelTable::depthwise_window).
+  bool three_tap_window = false;
 };
 
 /// Packs one filter panel for the implicit GEMM: dst[k*NR + j] = src[k*ld + j] (forward) or
@@ -315,6 +318,7 @@ struct KernelTable {
   void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
   // (returns the channel blocks it walked in more than one column block: a test hook's count)
   int64_t (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
+  bool depthwise_window = false;  // registers for DepthwiseFilterRows::three_tap_window
 
   /// The variant for n result columns: the narrowest that covers n, else the widest.
   int variant_for(int64_t n) const {

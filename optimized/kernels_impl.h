@@ -652,26 +652,29 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
   edge(cols[0], cols[1]);
   const int64_t j0 = cols[1], j1 = cols[2] > cols[1] ? cols[2] : cols[1];
   if (WINDOW && j0 < j1) {
-    const T* s[G];
+    // (Offsets, not pointers stepped past the last column: no pointer leaves its array.)
+    const T* s[G];  // column j0 - 2 of each input row's window
     V w0[G][NB], w1[G][NB];
 #pragma GCC unroll 4
     for (int k = 0; k < G; ++k) {
-      s[k] = xr[k] + j0 * C + off[0];
+      s[k] = xr[k] + off[0];
+      const T* s0 = s[k] + j0 * C;
 #pragma GCC unroll 4
       for (int u = 0; u < NB; ++u) {
-        w0[k][u] = FULL ? S::load(s[k] + u * W) : S::load_n(s[k] + u * W, nch - u * W);
-        w1[k][u] = FULL ? S::load(s[k] + C + u * W) : S::load_n(s[k] + C + u * W, nch - u * W);
+        w0[k][u] = FULL ? S::load(s0 + u * W) : S::load_n(s0 + u * W, nch - u * W);
+        w1[k][u] = FULL ? S::load(s0 + C + u * W) : S::load_n(s0 + C + u * W, nch - u * W);
       }
-      s[k] += 2 * C;
     }
-    const T* dj = d + j0 * C;
-    for (int64_t j = j0; j < j1; ++j, dj += C) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const T* dj = d + j * C;
+      const int64_t at = (j + 2) * C;
 #pragma GCC unroll 4
       for (int u = 0; u < NB; ++u) {
         const V dv = FULL ? S::load(dj + u * W) : S::load_n(dj + u * W, nch - u * W);
 #pragma GCC unroll 4
         for (int k = 0; k < G; ++k) {
-          const V w2 = FULL ? S::load(s[k] + u * W) : S::load_n(s[k] + u * W, nch - u * W);
+          const T* s2 = s[k] + at + u * W;
+          const V w2 = FULL ? S::load(s2) : S::load_n(s2, nch - u * W);
           acc[k][0][u] = S::fma(dv, w0[k][u], acc[k][0][u]);
           acc[k][1][u] = S::fma(dv, w1[k][u], acc[k][1][u]);
           acc[k][2][u] = S::fma(dv, w2, acc[k][2][u]);
@@ -679,14 +682,12 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
           w1[k][u] = w2;
         }
       }
-#pragma GCC unroll 4
-      for (int k = 0; k < G; ++k) s[k] += C;
       next0.step();
       next1.step();
     }
   } else {
-    const T* dj = d + j0 * C;
-    for (int64_t j = j0; j < j1; ++j, dj += C) {
+    for (int64_t j = j0; j < j1; ++j) {
+      const T* dj = d + j * C;
       const int64_t o = j * s_step;
 #pragma GCC unroll 4
       for (int u = 0; u < NB; ++u) {
@@ -774,14 +775,15 @@ int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
   int64_t ch = 0, blocked = 0;
   if (p.three_tap_rows) {
     // A cache line of channels per pass, as many entries as the registers hold: AVX-512 (32
-    // registers, a vector a line) 3 entries' 9 accumulators, at stride 1 a window of 6 and 2
-    // more; AVX2 (16 registers, two vectors a line) 2 entries' 12 accumulators and 3 more, no
-    // window (one entry with its window, 14 registers, read level or lower: its 6 accumulators
-    // leave the FMA latency exposed, and a group's out_backprop row is loaded once per entry).
+    // registers, a vector a line) 3 entries' 9 accumulators, with the window (the driver's
+    // three_tap_window) 6 more and 2; AVX2 (16 registers, two vectors a line) 2 entries' 12
+    // accumulators and 3 more, no window (one entry with its window, 14 registers, took as long
+    // or longer: its 6 accumulators leave the FMA latency exposed, and a group's out_backprop
+    // row is loaded once per entry; bench/zen4-2026-12-03b/avx2-*.txt).
     constexpr int kNB = S::W * static_cast<int64_t>(sizeof(typename S::T)) >= kLine ? 1 : 2;
-    if (S::kRegs < 32) {
+    if constexpr (S::kRegs < 32) {
       depthwise_filter_rows3<S, kNB, 2, false>(p);
-    } else if (p.sw == 1 && p.col_off[1] == p.col_off[0] + 1 && p.col_off[2] == p.col_off[1] + 1) {
+    } else if (p.three_tap_window) {
       depthwise_filter_rows3<S, kNB, 3, true>(p);
     } else {
       depthwise_filter_rows3<S, kNB, 3, false>(p);
@@ -920,6 +922,7 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
   t->pack = &pack_panel<S>;
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
+  t->depthwise_window = S::kRegs >= 32;
   if constexpr (std::is_same_v<typename S::T, float>) {
     t->widen_f16 = &widen_f16;
     t->widen_bf16 = &widen_bf16;

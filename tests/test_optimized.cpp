@@ -56,6 +56,13 @@ struct SkippedThread {
   ~SkippedThread() { opt::skip_part_for_tests(-1); }
 };
 
+// While alive, depthwise backprop filter walks 3-tap rows in column blocks (the default again
+// however the scope ends: later checks expect it).
+struct ThreeTapRowsOff {
+  ThreeTapRowsOff() { opt::allow_three_tap_rows(false); }
+  ~ThreeTapRowsOff() { opt::allow_three_tap_rows(true); }
+};
+
 // The result bytes with 2 and 3 threads when the second takes nothing and the others take all of
 // its pieces: `first` again. Returns the pieces taken from another thread at each count (none
 // where the problem's path hands out no pieces: the panel-major order, a single piece).
@@ -964,7 +971,7 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
   };
   const int saved = omp_get_max_threads();
   opt::blocked_depthwise_filter_for_tests();
-  opt::allow_three_tap_rows(false);  // (3-tap rows are whole rows: the next test's)
+  const ThreeTapRowsOff blocks_only;  // (3-tap rows are whole rows: the next test's)
   for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
     const CheckedProblem checked(parse_problem(text));
     const Problem& p = checked.problem();
@@ -983,7 +990,6 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
       BOOST_TEST((blocked == whole), what << ", " << threads << " threads");
     }
   });
-  opt::allow_three_tap_rows(true);
   opt::clear_cache_override();
   omp_set_num_threads(saved);
 }
@@ -993,61 +999,79 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows) {
 // AVX-512 a window of three input columns at stride 1 without column dilation, each tap's loads
 // elsewhere; under AVX2 two vectors and entries in pairs; edge columns tap by tap). Every element
 // sums the same terms in the same order as the column-blocked walk, so the bytes equal those with
-// the path turned off, at 1 and 2 threads, and pass the oracle; the hook counts the chunks that
-// took it: some under AVX2 and AVX-512, none under the generic kernels.
-// Cases: the window with 32 channels, a partial vector (20), 4.5 vectors (72); stride 2 and
-// column dilation (no window), row dilation alone (window); 5x3 taps (groups of 3 and 2 entries);
-// 1x3 taps (groups of one); asymmetric explicit padding (the left edge two columns wide); rows too
-// narrow for an interior (2 columns, SAME) and one output column (VALID, all interior; a stride
-// wider than the row); a 200-column row; f64 and f16; the prefetch on (under a 32 KiB L2).
+// the path turned off, at 1 and 2 threads, and pass the oracle. The hooks count the chunks that
+// took the walk (some under AVX2 and AVX-512, none under the generic kernels) and those that slid
+// the window (AVX-512, the cases marked so). Cases: 32 channels; partial last lines: 20 (AVX2's
+// second vector empty), 28 (AVX2's second vector part full), 72 (4.5 AVX-512 vectors), f64 with 46
+// (both ISAs' last vector part full); stride 2 and column dilation (no window), row dilation alone
+// (window); 5x3 taps (groups of 3 and 2 entries); 1x3 taps (groups of one); asymmetric explicit
+// padding (the left edge two columns wide); rows too narrow for an interior (2 columns, SAME) and
+// one output column (VALID, all interior; a stride wider than the row); a 200-column row; f16;
+// the prefetch on (under a 32 KiB L2 and 8 KiB L1; its chunks counted) with each chunk's lookahead.
 BOOST_AUTO_TEST_CASE(depthwise_three_tap_rows_are_bitwise_column_blocks) {
   struct Case {
     const char* text;
-    int64_t l2;  // the L2 size the case runs under
+    bool window;  // slides the window under AVX-512
+    int64_t l2;   // the L2 size the case runs under
   };
   constexpr int64_t kMiB = 1024 * 1024;
   const Case cases[] = {
-      {"depthwise_conv2d_backprop_filter:input=2x13x37x32,filter=3x3x32x1,padding=SAME", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=1x9x23x20,filter=3x3x20x1,padding=SAME", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=1x7x19x72,filter=3x3x72x1,padding=VALID", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=2x15x31x64,filter=3x3x64x1,stride=2x2,padding=SAME",
+      {"depthwise_conv2d_backprop_filter:input=2x13x37x32,filter=3x3x32x1,padding=SAME", true,
        kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x23x20,filter=3x3x20x1,padding=SAME", true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x23x28,filter=3x3x28x1,padding=SAME", true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x7x19x72,filter=3x3x72x1,padding=VALID", true,
+       kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x25x46,filter=3x3x46x1,padding=SAME,dtype=f64",
+       true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x15x31x64,filter=3x3x64x1,stride=2x2,padding=SAME",
+       false, kMiB},
       {"depthwise_conv2d_backprop_filter:input=1x12x33x16,filter=3x3x16x1,dilation=1x2,"
        "padding=SAME",
-       kMiB},
+       false, kMiB},
       {"depthwise_conv2d_backprop_filter:input=1x12x33x48,filter=3x3x48x1,dilation=2x1,"
        "padding=SAME",
+       true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x27x48,filter=5x3x48x1,padding=SAME", true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x6x21x32,filter=1x3x32x1,padding=SAME", true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x9x17x32,filter=3x3x32x1,padding=1:2:2:0", true,
        kMiB},
-      {"depthwise_conv2d_backprop_filter:input=1x9x27x48,filter=5x3x48x1,padding=SAME", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=2x6x21x32,filter=1x3x32x1,padding=SAME", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=1x9x17x32,filter=3x3x32x1,padding=1:2:2:0", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=2x5x2x16,filter=3x3x16x1,padding=SAME", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=2x5x3x16,filter=3x3x16x1,padding=VALID", kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x5x2x16,filter=3x3x16x1,padding=SAME", true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x5x3x16,filter=3x3x16x1,padding=VALID", true, kMiB},
       {"depthwise_conv2d_backprop_filter:input=1x7x3x16,filter=3x3x16x1,stride=4x5,padding=SAME",
-       kMiB},
-      {"depthwise_conv2d_backprop_filter:input=1x3x200x32,filter=3x3x32x1,padding=SAME", kMiB},
-      {"depthwise_conv2d_backprop_filter:input=1x9x25x40,filter=3x3x40x1,padding=SAME,dtype=f64",
+       false, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=1x3x200x32,filter=3x3x32x1,padding=SAME", true,
        kMiB},
       {"depthwise_conv2d_backprop_filter:input=1x9x25x64,filter=3x3x64x1,padding=SAME,dtype=f16",
-       kMiB},
-      {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,padding=SAME", 32 * 1024},
+       true, kMiB},
+      {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,padding=SAME", true,
+       32 * 1024},
   };
   const int saved = omp_get_max_threads();
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const Problem p = parse_problem(c.text);
-    opt::override_cache_sizes(32 * 1024, c.l2);
+    opt::override_cache_sizes(8 * 1024, c.l2);
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
       opt::three_tap_depthwise_filter_chunks_for_tests();
+      opt::three_tap_window_chunks_for_tests();
+      opt::prefetching_depthwise_filter_chunks_for_tests();
       const std::vector<unsigned char> rows = result_bytes(p);
       const int64_t chunks = opt::three_tap_depthwise_filter_chunks_for_tests();
+      const int64_t windows = opt::three_tap_window_chunks_for_tests();
+      const int64_t prefetching = opt::prefetching_depthwise_filter_chunks_for_tests();
       BOOST_TEST((chunks > 0) == (isa != opt::Isa::generic), what << ": 3-tap chunks " << chunks);
+      BOOST_TEST((windows > 0) == (c.window && isa == opt::Isa::avx512),
+                 what << ": window chunks " << windows);
+      BOOST_TEST((prefetching > 0) == (c.l2 < kMiB), what << ": prefetching chunks");
       if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), c.text, {}, what);
-      opt::allow_three_tap_rows(false);
-      opt::three_tap_depthwise_filter_chunks_for_tests();  // (the oracle's own runs)
-      const std::vector<unsigned char> blocks = result_bytes(p);
-      BOOST_TEST(opt::three_tap_depthwise_filter_chunks_for_tests() == 0, what << ": turned off");
-      opt::allow_three_tap_rows(true);
+      std::vector<unsigned char> blocks;
+      {
+        const ThreeTapRowsOff off;
+        opt::three_tap_depthwise_filter_chunks_for_tests();  // (the oracle's own runs)
+        blocks = result_bytes(p);
+        BOOST_TEST(opt::three_tap_depthwise_filter_chunks_for_tests() == 0, what << ": turned off");
+      }
       BOOST_TEST(!rows.empty());
       BOOST_TEST((rows == blocks), what << ", " << threads << " threads");
     }
