@@ -640,7 +640,7 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
           const V dv = FULL ? S::load(dp) : S::load_n(dp, nch - u * W);
 #pragma GCC unroll 4
           for (int k = 0; k < G; ++k) {
-            const T* s = xr[k] + j * s_step + off[b] + u * W;
+            const T* s = xr[k] + (j * s_step + off[b] + u * W);
             acc[k][b][u] = S::fma(dv, FULL ? S::load(s) : S::load_n(s, nch - u * W), acc[k][b][u]);
           }
         }
@@ -652,13 +652,12 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
   edge(cols[0], cols[1]);
   const int64_t j0 = cols[1], j1 = cols[2] > cols[1] ? cols[2] : cols[1];
   if (WINDOW && j0 < j1) {
-    // (Offsets, not pointers stepped past the last column: no pointer leaves its array.)
-    const T* s[G];  // column j0 - 2 of each input row's window
+    // (Offsets added whole, not pointers stepped past the last column or before the first: no
+    // pointer leaves its array.)
     V w0[G][NB], w1[G][NB];
 #pragma GCC unroll 4
     for (int k = 0; k < G; ++k) {
-      s[k] = xr[k] + off[0];
-      const T* s0 = s[k] + j0 * C;
+      const T* s0 = xr[k] + (j0 * C + off[0]);
 #pragma GCC unroll 4
       for (int u = 0; u < NB; ++u) {
         w0[k][u] = FULL ? S::load(s0 + u * W) : S::load_n(s0 + u * W, nch - u * W);
@@ -667,13 +666,13 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
     }
     for (int64_t j = j0; j < j1; ++j) {
       const T* dj = d + j * C;
-      const int64_t at = (j + 2) * C;
+      const int64_t at = (j + 2) * C + off[0];
 #pragma GCC unroll 4
       for (int u = 0; u < NB; ++u) {
         const V dv = FULL ? S::load(dj + u * W) : S::load_n(dj + u * W, nch - u * W);
 #pragma GCC unroll 4
         for (int k = 0; k < G; ++k) {
-          const T* s2 = s[k] + at + u * W;
+          const T* s2 = xr[k] + (at + u * W);
           const V w2 = FULL ? S::load(s2) : S::load_n(s2, nch - u * W);
           acc[k][0][u] = S::fma(dv, w0[k][u], acc[k][0][u]);
           acc[k][1][u] = S::fma(dv, w1[k][u], acc[k][1][u]);
@@ -696,7 +695,7 @@ inline void depthwise_filter_taps3(const DepthwiseFilterRows<typename S::T>& p, 
         for (int b = 0; b < 3; ++b) {
 #pragma GCC unroll 4
           for (int k = 0; k < G; ++k) {
-            const T* x = xr[k] + o + off[b] + u * W;
+            const T* x = xr[k] + (o + off[b] + u * W);
             acc[k][b][u] = S::fma(dv, FULL ? S::load(x) : S::load_n(x, nch - u * W), acc[k][b][u]);
           }
         }
