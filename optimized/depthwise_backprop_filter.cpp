@@ -108,18 +108,17 @@ void depthwise_backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw
       // seventh of MobileNet dw3's rows: Zen 4, AVX-512, 2 threads, 10 rounds, 1.40 -> 1.30 ms;
       // bench/zen4-2026-12-03b/ahead-2t.txt).
       std::vector<int64_t> list;
-      int64_t nlist = 0;
-      const int64_t last = prefetch ? std::min(row1 + 1, rows) : row1;
-      for (int64_t row = row0; row < last; ++row) {
-        if (row == row1) nlist = static_cast<int64_t>(list.size() / 3);
+      auto add_row = [&](int64_t row) {
         const int64_t n = row / g.OH, i = row % g.OH;
         for (int64_t a = 0; a < g.KH; ++a) {
           const int64_t r = i * g.sh + a * g.dh - g.pad_top;
           if (r < 0 || r >= g.H) continue;
           list.insert(list.end(), {row, a, n * g.H + r});
         }
-      }
-      if (last == row1) nlist = static_cast<int64_t>(list.size() / 3);
+      };
+      for (int64_t row = row0; row < row1; ++row) add_row(row);
+      const int64_t nlist = static_cast<int64_t>(list.size() / 3);
+      if (prefetch && row1 < rows) add_row(row1);
       const int64_t nahead = static_cast<int64_t>(list.size() / 3) - nlist;
       if (g.M == 1) {
         DepthwiseFilterRows<T> f;
