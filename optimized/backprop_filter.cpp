@@ -104,6 +104,11 @@ std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_test
 // runs each way).
 constexpr int64_t kMaxChunks = 8;
 
+// A 1x1 filter's blocks hold at least this many pixels (whole output rows where in place or
+// mirrored, packed_runs' kc where packed, at most where L1 limits it): a C tile is loaded and
+// stored once per block, 1-2 % of its loads at 128 pixels.
+constexpr int64_t kBlockPixels = 128;
+
 // What every work item needs: the problem, its segments, the tiling and the kernel.
 template <class T>
 struct Plan {
@@ -595,7 +600,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const bool big_one_tap = one_tap && g.Cf >= kt.mr &&
                            filter_elements >= activation_elements / (split_q ? 16 : 4) &&
                            chunks * unit_panels >= 2 * threads;
-  const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, 128);
+  const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, kBlockPixels);
   const bool packed = g_allow_packed && ((one_tap_wide && g.Cf > widest_nr) || big_one_tap);
   const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
 
@@ -654,6 +659,16 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // it ran in place or mirrored, as it still does on AVX-512, before packed_runs).
   const int64_t row_bytes = (g.OW * g.O + span_rows * g.W * g.C) * elem + 1;
   P.block_rows = std::max<int64_t>(1, (taps == 1 ? cache.l2 / 8 : cache.l2) / row_bytes);
+  // One tap: also at least kBlockPixels pixels, within a quarter of L2 (where both blocks fit
+  // half of it, prefetch_next below). An eighth of the Xeon's 2 MiB L2 is 3 of ResNet's 56-pixel
+  // rows, of the Zen 4's 1 MiB 1 row, whose C tiles were then loaded and stored every 56 pixels:
+  // with 3 rows there (AVX-512, 2 threads, paired against oneDNN, three sets of 5-10 rounds,
+  // bench/zen4-2026-12-03c) 64 -> 256 at 56x56 (mirrored) 0.94-1.02 -> 1.00-1.02, 256 -> 64 (in
+  // place) 1.08-1.11 -> 1.13-1.16, 512 -> 128 at 28x28 (in place) 0.76-0.81 -> 0.83-0.85; at 1
+  // thread and capped to AVX2 about level or higher (within that spell's 4 % noise).
+  if (taps == 1)
+    P.block_rows = std::clamp<int64_t>(ceil_div(kBlockPixels, g.OW), P.block_rows,
+                                       std::max<int64_t>(P.block_rows, cache.l2 / 4 / row_bytes));
   // A filter of several taps larger than the activations is one block: every block loads and
   // stores the whole filter, from memory once it exceeds the caches, while a block's activations
   // are read back from L3 (from memory where they exceed it too: a case not measured). The 4
