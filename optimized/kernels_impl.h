@@ -825,9 +825,19 @@ bool pack_panel(const PackPanel<typename S::T>& p) {
   // Until 2026-11-27 only AVX-512 f32 had a transpose: AVX2 packed at 1.1 ns a float on the Xeon
   // (0.33 with its 8 x 8 one), about a third of DCGAN g2's backprop input at 2 threads, whose 13 MB
   // filter is packed once per call (1.39-1.48 -> 1.70-1.88 of oneDNN, paired, 3 runs each).
+  // Each block reads a line or half of one from each of NR rows a filter row apart (2 KiB for 512
+  // channels): too many streams for the hardware prefetcher, so every line waited on L3 or
+  // memory. Each row's line kAhead lines on is prefetched into L2 as its block starts a line:
+  // DCGAN g2's backprop input and transpose (13 MB of filter packed per call) 1.39-1.40 ->
+  // 1.52-1.63 of oneDNN (AVX-512, 2 threads, paired, 7 rounds; 2 lines ahead and into L1 gained
+  // less, 8 and 16 lines about as much or less: bench/zen4-2026-12-03c/pack-prefetch.txt).
   constexpr int64_t B = S::kTranspose > 0 ? S::kTranspose : 8;
+  constexpr int64_t kLineElements = kLine / static_cast<int64_t>(sizeof(T));
+  constexpr int64_t kAhead = 4 * kLineElements;
   for (int64_t k0 = 0; k0 < p.kc; k0 += B) {
     const int64_t k1 = p.kc < k0 + B ? p.kc : k0 + B;
+    if (k0 % kLineElements == 0 && k0 + kAhead < p.kc)
+      for (int64_t j = 0; j < p.nj; ++j) __builtin_prefetch(p.src + j * p.ld + k0 + kAhead, 0, 2);
     for (int64_t j0 = 0; j0 < p.NR; j0 += B) {
       const int64_t j1 = p.NR < j0 + B ? p.NR : j0 + B;
       if constexpr (S::kTranspose > 0) {
