@@ -5,8 +5,8 @@
 // also checks that the filter is finite (else the caller takes its direct path). A filter much
 // larger than the source is instead packed a chunk at a time, panel-major (see run_implicit_gemm).
 // Blocking, from the cache sizes the OS reports (internal.h: cache_sizes()):
-//  - the reduction (taps x kc) in chunks whose packed panel fits half of L2 (whole taps, or slices
-//    of one tap's channels when a tap alone is larger);
+//  - the reduction (taps x kc) in chunks whose packed panel fits half of L2 (a quarter in
+//    panel-major order), whole taps, or slices of one tap's channels when a tap alone is larger;
 //  - result pixels in tiles of MR (in border-class order: PixelOrder), and tiles in blocks
 //    whose source rows fit a quarter of L2;
 //  - panels in groups whose packed panels together fit half of L2: a block of tiles runs through
@@ -28,6 +28,7 @@
 #include "optimized/implicit_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -39,6 +40,8 @@
 namespace convcheck::opt {
 
 namespace {
+
+std::atomic<int64_t> g_next_chunk_prefetches{0};  // next_chunk_prefetches_for_tests
 
 // Packs taps [tap0, tap1) of phase i, group g, panel nb (channels [k0, k0 + kc) of each) into dst
 // as [tap][kc][NR], zero beyond the group's last result channel; false when an element packed is
@@ -91,6 +94,30 @@ struct Chunks {
     return tap0;
   }
 };
+
+// The filter rows that pack_chunk reads for chunk `ch` of phase ph's item (group g, panel nb),
+// added to *pf to be prefetched into L2 while the chunk before it runs: one range per tap (a
+// panel's rows are a filter row apart), and only where the range is at most twice what the pack
+// reads (the backprop input's transposed panels of a whole tap's channels are contiguous; the
+// forward one's rows are NR elements of each O-element filter row: left to the hardware).
+template <class T>
+void next_chunk_rows(const ImplicitGemm<T>& p, const Phase& ph, const Chunks& chunks, int64_t ch,
+                     int64_t ntaps, int64_t g, int64_t nb, int64_t NR, L2Prefetch* pf) {
+  IgemmTile<T> t;
+  const int64_t tap0 = chunks.apply(ch, ntaps, &t);
+  const int64_t ntb = static_cast<int64_t>(ph.tap_cols.size());
+  const int64_t j0 = nb * NR, nj = std::min(NR, p.cols - j0);
+  // As pack_chunk: rows of kc elements, p.O apart (transposed), or of nj (forward).
+  const int64_t rows = p.transposed ? nj : t.kc, row = p.transposed ? t.kc : nj;
+  const int64_t span = (rows - 1) * p.O + row;
+  if (rows <= 0 || row <= 0 || span > 2 * rows * row) return;
+  for (int64_t tt = tap0; tt < tap0 + t.taps; ++tt) {
+    const int64_t a = ph.tap_rows[tt / ntb], b = ph.tap_cols[tt % ntb];
+    const T* wt = p.w + (a * p.KW + b) * p.Cf * p.O + g * p.Og;
+    const T* src = p.transposed ? wt + j0 * p.O + t.a_off : wt + t.a_off * p.O + j0;
+    pf->add(src, span * static_cast<int64_t>(sizeof(T)));
+  }
+}
 
 // The order in which a phase's result pixels are cut into tiles: grouped by which of the
 // phase's taps are padding for them (a pixel near the border has fewer taps than one inside),
@@ -324,6 +351,10 @@ class BlockTables {
 
 }  // namespace
 
+int64_t next_chunk_prefetches_for_tests() {
+  return g_next_chunk_prefetches.exchange(0, std::memory_order_relaxed);
+}
+
 template <class T>
 bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   const KernelTable<T>& kt = kernels<T>();
@@ -349,7 +380,12 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   zeros.zero();
   const CacheSizes& cache = cache_sizes();
   const int64_t elem = static_cast<int64_t>(sizeof(T));
-  const int64_t panel_bytes = cache.l2 / 2;
+  // Panel-major order (below) where the packed filter is large beside the source. Its chunks take
+  // a quarter of L2, not half: each chunk's filter rows are prefetched into L2 while the chunk
+  // before it runs, beside it (next_chunk_rows).
+  const int64_t src_bytes = p.N * p.src_h * p.src_w * p.src_c * elem;
+  const bool panel_major = total * elem > 4 * src_bytes;
+  const int64_t panel_bytes = cache.l2 / (panel_major ? 4 : 2);
   // Reduction chunks: whole taps while a tap's panel slice (kc * NR) fits panel_bytes, else
   // slices of one tap's channels; either way the chunk's panel fits panel_bytes.
   const int64_t budget = std::max<int64_t>(1, panel_bytes / (NR * elem));  // k per chunk
@@ -395,8 +431,14 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   // DCGAN g2 backprop input and conv2d_transpose 4.8-5.9 -> 4.4-4.8 ms on AVX-512, 5.7 ->
   // 5.2-5.5 ms on AVX2; ResNet conv5 9.0 -> 8.6-8.9 ms on AVX-512, unchanged on AVX2; ResNet
   // conv4 (2.4 MB beside 1.6 MB) slower, so the rule asks for a filter four times the source.
-  const int64_t src_bytes = p.N * p.src_h * p.src_w * p.src_c * elem;
-  if (total * elem > 4 * src_bytes) {
+  // Each chunk's kernel calls prefetch the next chunk's filter rows into L2, a line per reduction
+  // step (next_chunk_rows): g2's packing, streamed from memory, was a quarter of the layer (0.6-1.2
+  // ms of 3.4-4.3 at 2 threads, kernels alone 2.8-3.0). With chunks of a quarter of L2 and the
+  // prefetch, g2's backprop input and transpose 1.60 / 1.56 -> 1.64 / 1.65 of oneDNN; the quarter
+  // alone 1.53 / 1.52 (AVX-512, 2 threads, paired, 9 rounds; a set of 7: 1.54 / 1.59 -> 1.64 /
+  // 1.69, ResNet conv5 level: bench/zen4-2026-12-03c/next-chunk-kernel-*.txt). An item's first
+  // chunk is not prefetched (the next item is not known under schedule(dynamic)).
+  if (panel_major) {
     int64_t max_tiles = 1;
     for (const Phase& ph : p.phases)
       max_tiles = std::max(max_tiles, (p.N * ph.rows * ph.cols + MR - 1) / MR);
@@ -428,13 +470,20 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           const int64_t tap0 = chunks.apply(ch, taps, &tile);
           nonfinite |= !pack_chunk(p, kt, x.phase, x.g, x.nb, NR, tap0, tap0 + tile.taps,
                                    tile.a_off, tile.kc, chunk);
+          L2Prefetch next;
+          if (ch + 1 < chunks.count(taps))
+            next_chunk_rows(p, ph, chunks, ch + 1, taps, x.g, x.nb, NR, &next);
+          next.spread(t1 - t0);
+          if (next.total > 0) g_next_chunk_prefetches.fetch_add(1, std::memory_order_relaxed);
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
             tables.fill(ph, order[x.phase], x.g, tb, te, 0, tap0);
             for (int64_t t = tb; t < te; ++t) {
               tables.set(0, t - tb, &tile);
               tile.mr = std::min(MR, M - t * MR);
+              next.take(1, &tile.pf, &tile.pf_off, &tile.pf_last, &tile.pf_lines);
               kernel(tile);
+              next.issue_due();
             }
           }
         }

@@ -85,6 +85,9 @@ void allow_packed_filter(bool allow);
 /// path (backprop_filter.cpp, packed_runs) made since the last call: for the tests that the path,
 /// and its several blocks per item and ranges per block, are reached.
 int64_t packed_filter_passes_for_tests();
+/// The implicit GEMM's panel-major chunks whose kernel calls prefetched the next chunk's filter
+/// rows (implicit_gemm.cpp, next_chunk_rows) since the last call: for the tests that it is reached.
+int64_t next_chunk_prefetches_for_tests();
 /// Those of the passes that units holding ranges of input panels made (backprop_filter.cpp,
 /// split_q), since the last call.
 int64_t packed_filter_split_passes_for_tests();

@@ -174,6 +174,10 @@ struct IgemmTile {
   int64_t c_off = 0;      // the panel's first column in every c row
   int64_t mr = 0, nr = 0;
   bool accumulate = false;  // C += sum (else C = sum)
+  // Lines to prefetch into L2 (L2Prefetch::take), one per reduction step, the rest at the end:
+  // pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last (as FilterTile's).
+  const char* pf = nullptr;
+  int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
 };
 
 /// A run of `count` output pixels in one output row whose tap lies inside the input: the first

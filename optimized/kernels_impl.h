@@ -9,8 +9,9 @@
 
 // ---- implicit GEMM (conv2d, backprop input) ---------------------------------------------------
 
-template <class S, int MR, int NV>
-void igemm_kernel(const IgemmTile<typename S::T>& p) {
+// PF: the kernel also issues IgemmTile::pf's lines, one per reduction step (the call has some).
+template <class S, int MR, int NV, bool PF>
+void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
   using T = typename S::T;
   using V = typename S::V;
   constexpr int W = S::W;
@@ -21,12 +22,22 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) acc[m][v] = S::zero();
   }
+  const char* const pf = p.pf;
+  const int64_t pf_last = p.pf_last;
+  int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
   for (int64_t t = 0; t < p.taps; ++t) {
     const T* b = p.b + (p.tap ? p.tap[t] : t) * p.kc * NR;
     const T* a[MR];
 #pragma GCC unroll 64
     for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m] + p.a_off;
     for (int64_t k = 0; k < p.kc; ++k) {
+      if constexpr (PF) {
+        if (pf_lines > 0) {
+          prefetch_lines(pf, pf_off, pf_last, 1);
+          pf_off += kLine;
+          --pf_lines;
+        }
+      }
       V bv[NV];
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * W);
@@ -39,6 +50,8 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
       b += NR;
     }
   }
+  // Lines beyond the call's reduction steps: issued here, as the caller counts them issued.
+  if constexpr (PF) prefetch_lines(pf, pf_off, pf_last, pf_lines);
   // The tile's fields in locals before the first store (the vector stores' may_alias types could
   // alias p: the compiler reloaded them after every store).
   const int mr = static_cast<int>(p.mr);
@@ -66,6 +79,14 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
       }
     }
   }
+}
+
+template <class S, int MR, int NV>
+void igemm_kernel(const IgemmTile<typename S::T>& p) {
+  if (p.pf_lines > 0)
+    igemm_kernel_fixed<S, MR, NV, true>(p);
+  else
+    igemm_kernel_fixed<S, MR, NV, false>(p);
 }
 
 // ---- backprop filter --------------------------------------------------------------------------

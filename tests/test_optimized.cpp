@@ -1197,7 +1197,8 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
 // vector ISAs its sums streamed, in one sub-block: the streamed test below), a row
 // whose packed slice would not fit L2 (1x1x600x2: read in place under AVX2 and AVX-512), runs of
 // many tiles; the implicit GEMM with taps in several chunks, and a tap
-// in slices (chunks of at most 16 KiB of packed panel).
+// in slices (chunks of at most 16 KiB of packed panel); in panel-major order (the last two) the
+// next chunk's filter rows prefetched by each chunk's calls (counted below).
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=1x13x20x12,filter=3x3x12x40,padding=SAME",
@@ -1219,7 +1220,9 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   BOOST_TEST(opt::cache_sizes().l1d == 8 * 1024);
   BOOST_TEST(opt::cache_sizes().l2 == 32 * 1024);
+  opt::next_chunk_prefetches_for_tests();
   check_blocking_paths(problems, "L1 8 KiB, L2 32 KiB, ");
+  BOOST_TEST(opt::next_chunk_prefetches_for_tests() > 0, "no chunk prefetched the next one's rows");
   opt::clear_cache_override();
   BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
 }
