@@ -33,6 +33,8 @@ CpuFeatures probe() {
   f.vendor = vendor;
 
   __get_cpuid(1, &a, &b, &c, &d);
+  const unsigned base_family = (a >> 8) & 0xF;
+  f.family = base_family == 0xF ? base_family + ((a >> 20) & 0xFF) : base_family;
   f.sse42 = (c & bit_SSE4_2) != 0;
   f.avx = (c & bit_AVX) != 0;
   f.fma = (c & bit_FMA) != 0;

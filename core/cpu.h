@@ -20,7 +20,8 @@ struct CpuFeatures {
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false, avx512f = false;
   // What XCR0 says the OS saves: SSE + AVX (YMM) state; opmask + ZMM state.
   bool os_ymm = false, os_zmm = false;
-  std::string vendor;  // "GenuineIntel", "AuthenticAMD", ... (empty off x86)
+  std::string vendor;   // "GenuineIntel", "AuthenticAMD", ... (empty off x86)
+  unsigned family = 0;  // CPUID's display family (base, plus extended where base is 0xF)
 
   /// AVX2 + FMA + F16C with the YMM state enabled: what the avx2 kernels execute.
   bool avx2_usable() const { return avx && avx2 && fma && f16c && os_ymm; }

@@ -86,6 +86,7 @@ bool g_allow_packed = true;    // allow_packed_filter (tests)
 std::atomic<int64_t> g_streamed_calls{0};
 std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_tests
+std::atomic<int64_t> g_sub_blocks{0};     // filter_sub_blocks_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
 // partial filters taking no more memory than the activations, half of them for a 1x1 filter (a
@@ -104,9 +105,9 @@ std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_test
 // runs each way).
 constexpr int64_t kMaxChunks = 8;
 
-// A 1x1 filter's blocks hold at least this many pixels (whole output rows where in place or
-// mirrored, packed_runs' kc where packed, at most where L1 limits it): a C tile is loaded and
-// stored once per block, 1-2 % of its loads at 128 pixels.
+// A 1x1 filter's blocks: in place or mirrored, at least this many pixels in whole output rows
+// (within a quarter of L2); packed, packed_runs' kc of at most this many (fewer where L1 limits
+// it). A C tile is loaded and stored once per block: 1-2 % of its loads at 128 pixels.
 constexpr int64_t kBlockPixels = 128;
 
 // What every work item needs: the problem, its segments, the tiling and the kernel.
@@ -251,7 +252,8 @@ struct Packs {
   std::vector<Segment> seg_in_place, seg_x, seg_dy;
   int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
   int64_t split_passes = 0;   // those of units that split the input's panels (split_q)
-  int64_t streamed = 0;  // tile calls that streamed their sums (streamed_filter_calls_for_tests)
+  int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
+  int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
 };
 
 // The tiles [t0, t1) over output rows [r0, r1), in blocks, runs and sub-blocks (above).
@@ -278,6 +280,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
       const int64_t o0 = grp * P.cols + ob * NR, nr = std::min(NR, P.cols - ob * NR);
       for (int64_t s = 0; s < nsubs; ++s) {
         const int64_t sub0 = row0 + subs.begin(s), nsub = subs.size(s);
+        ++pk->sub_blocks;
         const bool pack = P.pack;
         if (pack) {  // the panel's slice NR apart, and the segments re-addressed to it
           for (int64_t q = 0; q < nsub * g.OW; ++q)
@@ -516,6 +519,10 @@ int64_t packed_filter_split_passes_for_tests() {
   return g_split_passes.exchange(0, std::memory_order_relaxed);
 }
 
+int64_t filter_sub_blocks_for_tests() {
+  return g_sub_blocks.exchange(0, std::memory_order_relaxed);
+}
+
 int64_t streamed_filter_calls_for_tests() {
   return g_streamed_calls.exchange(0, std::memory_order_relaxed);
 }
@@ -665,8 +672,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // with 3 rows there (AVX-512, 2 threads, paired against oneDNN, three sets of 5-10 rounds,
   // bench/zen4-2026-12-03c) 64 -> 256 at 56x56 (mirrored) 0.94-1.02 -> 1.00-1.02, 256 -> 64 (in
   // place) 1.08-1.11 -> 1.13-1.16, 512 -> 128 at 28x28 (in place) 0.76-0.81 -> 0.83-0.85; at 1
-  // thread and capped to AVX2 about level or higher (within that spell's 4 % noise).
-  if (taps == 1)
+  // thread and capped to AVX2 about level or higher (within that spell's 4 % noise). Not where
+  // packed (packed_runs' own blocks), where block_rows would only change the units a thread
+  // takes (chunk_one_block below).
+  if (taps == 1 && !packed)
     P.block_rows = std::clamp<int64_t>(ceil_div(kBlockPixels, g.OW), P.block_rows,
                                        std::max<int64_t>(P.block_rows, cache.l2 / 4 / row_bytes));
   // A filter of several taps larger than the activations is one block: every block loads and
@@ -675,8 +684,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // blocks of ResNet conv5 (N = 8) cost about 5 %, DCGAN g2's 2 blocks 15-35 % (AVX2 Zen 3, 1
   // thread). Taking q tiles in ranges whose input slice fits L2 (so that each panel does not
   // stream the whole input from L3) gained nothing measurable there, 1 and 2 threads. 1x1 filters
-  // keep their L2/8 blocks where they run in place or mirrored (ResNet conv5's 1x1 layers, which
-  // the one-block rule would take, run packed: packed_runs' own blocks).
+  // keep their blocks of at least kBlockPixels (above) where they run in place or mirrored
+  // (ResNet conv5's 1x1 layers, which the one-block rule would take, run packed: packed_runs' own
+  // blocks).
   //
   // Filter tiles over twice L2 are streamed or prefetched by the kernel (stream below, kAhead),
   // not here.
@@ -703,12 +713,20 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // one cache line per pixel (AVX2's 16 floats: measured best between 1 and 2 L1 on ResNet's 3x3
   // layers, Zen 3/4), and 1 L1 where it is wider (AVX-512's 64 floats, 4 lines: best of 0.5,
   // 0.75, 1 and 1.5 L1 on a Xeon with two 512-bit FMA units, 1 thread, 2026-11-26; at 1.5 the
-  // slice alone outgrows L1).
+  // slice alone outgrows L1) on a core with 512-bit units. Where each 512-bit multiply-add is two
+  // 256-bit halves (split_fma512: Zen 4), a tile needs half the operand bytes per cycle, which L2
+  // keeps up with, and sub-blocks of 4 L1 cost fewer C tile loads and stores: on a Zen 4 guest
+  // (32 KiB L1, 1 MiB L2; AVX-512, paired against oneDNN, 5 rounds, bench/zen4-2026-12-03c/
+  // sub-blocks-*.txt) 1 L1 -> 4 L1 took ResNet conv2 3x3 1.15 -> 1.27, conv3 3x3 1.00 -> 1.05,
+  // conv3 stride 2 1.11 -> 1.16, conv4 3x3 1.12 -> 1.21, the dilated layer 1.02 -> 1.10 and DCGAN
+  // g4 1.07 -> 1.13 at 2 threads (1 thread: 1.13 -> 1.26, 1.02 -> 1.05, 1.09 -> 1.14, 1.13 ->
+  // 1.17, 1.09 -> 1.10, 1.03 -> 1.05); 0.5 L1 read lower, 2, 3, 8 and 16 L1 about as 4.
   const bool line_panel = !wide_panel(P.NR * elem);
   const int64_t per_pixel = P.NR * elem + kLine;
+  const int64_t wide_bytes = split_fma512() ? 4 * cache.l1d : cache.l1d;
   P.sub_rows = P.stream ? P.block_rows  // one sub-block (stream, above)
                         : std::max<int64_t>(
-                              1, (line_panel ? cache.l1d * 3 / 2 : cache.l1d) / per_pixel / g.OW);
+                              1, (line_panel ? cache.l1d * 3 / 2 : wide_bytes) / per_pixel / g.OW);
   // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
   // it: read in place, the slice's rows are out_backprop's channel stride apart (1-2 KiB), which
   // maps them to a few L1 sets. A sub-block's slice too large for L2 (a row of millions of
@@ -718,8 +736,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // one tap nothing re-reads the slice, and a one-line panel as wide as out_backprop (AVX2 on 16
   // channels) already ran from L2 at speed. Wide panels: a Xeon with two 512-bit FMA units needs
   // twice the operand bandwidth per FMA of one that splits each into two 256-bit halves (Zen 4,
-  // where the whole-block order had measured best, 2026-11-25, with the 1.5 L1 sub-blocks above;
-  // not re-measured there with these). Sub-blocks of a wide panel took ResNet conv2-conv5 3x3,
+  // where the whole-block order had measured best, 2026-11-25, and 4 L1 sub-blocks since
+  // 2026-12-03, above). Sub-blocks of a wide panel took ResNet conv2-conv5 3x3,
   // the dilated layer and DCGAN g2/g4 from 0.80-0.97 of oneDNN to 0.92-1.19 on that Xeon
   // (1 thread; DCGAN g2 1.4 -> 1.8), packed where out_backprop is wider than a panel.
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
@@ -851,6 +869,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     if (pk.packed_passes > 0)
       g_packed_passes.fetch_add(pk.packed_passes, std::memory_order_relaxed);
     if (pk.split_passes > 0) g_split_passes.fetch_add(pk.split_passes, std::memory_order_relaxed);
+    if (pk.sub_blocks > 0) g_sub_blocks.fetch_add(pk.sub_blocks, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "core/cpu.h"
 #include "optimized/internal.h"
 
 namespace convcheck::opt {
@@ -70,6 +71,24 @@ CacheSizes override_sizes;
 std::atomic<bool> overridden{false};
 
 }  // namespace
+
+namespace {
+std::atomic<int> g_split_override{-1};  // override_split_fma512
+}  // namespace
+
+bool split_fma512() {
+  const int forced = g_split_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool split = [] {
+    const CpuFeatures& f = cpu_features();
+    return f.vendor == "AuthenticAMD" && f.family == 0x19 && f.avx512f;
+  }();
+  return split;
+}
+
+void override_split_fma512(int split) {
+  g_split_override.store(split < 0 ? -1 : split != 0, std::memory_order_relaxed);
+}
 
 void override_cache_sizes(int64_t l1d, int64_t l2) {
   override_sizes = clamped({l1d, l2});

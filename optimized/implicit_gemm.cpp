@@ -97,9 +97,10 @@ struct Chunks {
 
 // The filter rows that pack_chunk reads for chunk `ch` of phase ph's item (group g, panel nb),
 // added to *pf to be prefetched into L2 while the chunk before it runs: one range per tap (a
-// panel's rows are a filter row apart), and only where the range is at most twice what the pack
-// reads (the backprop input's transposed panels of a whole tap's channels are contiguous; the
-// forward one's rows are NR elements of each O-element filter row: left to the hardware).
+// panel's rows are a filter row apart; L2Prefetch takes the first kMax), and only where the range
+// is at most twice what the pack reads (the backprop input's transposed panels of a whole tap's
+// channels are contiguous; the forward one's rows, NR elements of each O-element filter row, only
+// where O is at most about twice NR: otherwise left to the hardware).
 template <class T>
 void next_chunk_rows(const ImplicitGemm<T>& p, const Phase& ph, const Chunks& chunks, int64_t ch,
                      int64_t ntaps, int64_t g, int64_t nb, int64_t NR, L2Prefetch* pf) {

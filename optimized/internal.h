@@ -75,6 +75,14 @@ const CacheSizes& cache_sizes();
 /// op runs.
 void override_cache_sizes(int64_t l1d, int64_t l2);
 void clear_cache_override();
+/// Whether this CPU issues each 512-bit multiply-add as two 256-bit halves (AMD family 19h, Zen 4,
+/// from CPUID: core/cpu.h), so that an AVX-512 kernel needs half the operand bytes per cycle of a
+/// core with 512-bit units (an Intel Xeon's two): backprop filter sizes its wide panels'
+/// sub-blocks by it (backprop_filter.cpp). Not known for other CPUs (Intel parts with one 512-bit
+/// unit, Zen 5): no. override_split_fma512(0 or 1) forces it for tests, -1 restores the CPU's;
+/// not while an op runs.
+bool split_fma512();
+void override_split_fma512(int split);
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);
@@ -88,6 +96,9 @@ int64_t packed_filter_passes_for_tests();
 /// The implicit GEMM's panel-major chunks whose kernel calls prefetched the next chunk's filter
 /// rows (implicit_gemm.cpp, next_chunk_rows) since the last call: for the tests that it is reached.
 int64_t next_chunk_prefetches_for_tests();
+/// backprop filter's (run, sub-block) passes in place (backprop_filter.cpp, tap_runs) since the
+/// last call: for the test that the sub-blocks' size (split_fma512) changes no bits.
+int64_t filter_sub_blocks_for_tests();
 /// Those of the passes that units holding ranges of input panels made (backprop_filter.cpp,
 /// split_q), since the last call.
 int64_t packed_filter_split_passes_for_tests();

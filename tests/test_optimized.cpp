@@ -1197,8 +1197,10 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
 // vector ISAs its sums streamed, in one sub-block: the streamed test below), a row
 // whose packed slice would not fit L2 (1x1x600x2: read in place under AVX2 and AVX-512), runs of
 // many tiles; the implicit GEMM with taps in several chunks, and a tap
-// in slices (chunks of at most 16 KiB of packed panel); in panel-major order (the last two) the
-// next chunk's filter rows prefetched by each chunk's calls (counted below).
+// in slices (chunks of at most 16 KiB of packed panel, 8 KiB in panel-major order); in
+// panel-major order (the last problem, and under AVX-512 the one before it, whose 8 KiB slices of
+// a 600-element row are too far apart to prefetch) the next chunk's filter rows prefetched by
+// each chunk's calls (counted below).
 BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=1x13x20x12,filter=3x3x12x40,padding=SAME",
@@ -1225,6 +1227,49 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches) {
   BOOST_TEST(opt::next_chunk_prefetches_for_tests() > 0, "no chunk prefetched the next one's rows");
   opt::clear_cache_override();
   BOOST_TEST(opt::cache_sizes().l2 >= 2 * opt::cache_sizes().l1d);
+}
+
+// Backprop filter's sub-blocks of a wide panel (AVX-512) take 1 L1 on a core with 512-bit
+// multiply-add units and 4 where each is two 256-bit halves (opt::split_fma512, Zen 4;
+// backprop_filter.cpp): the same bits either way (a tile continues its sum from memory), at 1 and
+// 2 threads, under every ISA; under AVX-512 the larger sub-blocks take fewer passes. With a 32 KiB
+// L1 and 1 MiB L2: 28-pixel rows in sub-blocks of 3 and 14 rows, chunks of 7 (in place: 64
+// channels, one panel), packed slices (128 channels), f64 (32-double panels).
+BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits) {
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=2x28x28x16,filter=3x3x16x64,padding=SAME",
+      "conv2d_backprop_filter:input=2x28x28x8,filter=3x3x8x128,padding=SAME",
+      "conv2d_backprop_filter:input=2x28x28x8,filter=3x3x8x64,stride=2x1,padding=SAME,dtype=f64",
+  };
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(32 * 1024, 1024 * 1024);
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const char* text : problems) {
+      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
+      const Problem p = parse_problem(text);
+      omp_set_num_threads(2);
+      opt::override_split_fma512(0);
+      opt::filter_sub_blocks_for_tests();
+      const std::vector<unsigned char> one_l1 = result_bytes(p);
+      const int64_t passes_one_l1 = opt::filter_sub_blocks_for_tests();
+      opt::override_split_fma512(1);
+      const std::vector<unsigned char> four_l1 = result_bytes(p);
+      const int64_t passes_four_l1 = opt::filter_sub_blocks_for_tests();
+      BOOST_TEST((four_l1 == one_l1), what << ": 4 L1 sub-blocks changed the bits");
+      if (isa == opt::Isa::avx512)
+        BOOST_TEST(passes_four_l1 < passes_one_l1, what << ": sub-block passes " << passes_four_l1
+                                                        << " with 4 L1, " << passes_one_l1
+                                                        << " with 1");
+      omp_set_num_threads(1);
+      BOOST_TEST((result_bytes(p) == one_l1), what << ": 1 thread, 4 L1 sub-blocks");
+      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
+    }
+  }
+  opt::override_split_fma512(-1);
+  opt::clear_isa_limit();
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
 }
 
 namespace {
