@@ -56,10 +56,6 @@ int64_t level_size(int level, int sysconf_name, int64_t fallback) {
   return n > 0 ? n : fallback;
 }
 
-}  // namespace
-
-namespace {
-
 CacheSizes clamped(CacheSizes c) {
   // Clamped to sane ranges, with the L2 at least twice the L1 (the blocking assumes L2 > L1).
   c.l1d = std::clamp<int64_t>(c.l1d, 4 * 1024, 1024 * 1024);
@@ -69,11 +65,8 @@ CacheSizes clamped(CacheSizes c) {
 
 CacheSizes override_sizes;
 std::atomic<bool> overridden{false};
-
-}  // namespace
-
-namespace {
 std::atomic<int> g_split_override{-1};  // override_split_fma512
+
 }  // namespace
 
 bool split_fma512() {

@@ -55,6 +55,24 @@ inline void prefetch_lines(const char* base, int64_t off, int64_t last, int64_t 
   for (; lines > 0; --lines, off += kLine) __builtin_prefetch(base + std::min(off, last), 0, 2);
 }
 
+/// A piece of lines handed out by L2Prefetch::take (IgemmTile::pf, FilterTile::pf): the work
+/// issues one per step() (a line per reduction step or pixel, not a burst: see L2Prefetch) and,
+/// where its steps ran out first, the rest at its end (rest()), as the caller counts them issued.
+struct PieceLines {
+  const char* base;
+  int64_t off, last, lines;
+  void step() {
+    if (lines <= 0) return;
+    prefetch_lines(base, off, last, 1);
+    off += kLine;
+    --lines;
+  }
+  void rest() {
+    prefetch_lines(base, off, last, lines);
+    lines = 0;
+  }
+};
+
 /// The lines of `rows` rows of `row_bytes` bytes each, `ld` bytes apart from `first` on, prefetched
 /// into L2 one per step() (a row's first line at its first byte, then each following line's start:
 /// every address inside a row). Addresses are integers until issued, so no pointer leaves its

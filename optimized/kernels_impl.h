@@ -22,22 +22,14 @@ void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) acc[m][v] = S::zero();
   }
-  const char* const pf = p.pf;
-  const int64_t pf_last = p.pf_last;
-  int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
+  PieceLines pf{p.pf, p.pf_off, p.pf_last, p.pf_lines};
   for (int64_t t = 0; t < p.taps; ++t) {
     const T* b = p.b + (p.tap ? p.tap[t] : t) * p.kc * NR;
     const T* a[MR];
 #pragma GCC unroll 64
     for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m] + p.a_off;
     for (int64_t k = 0; k < p.kc; ++k) {
-      if constexpr (PF) {
-        if (pf_lines > 0) {
-          prefetch_lines(pf, pf_off, pf_last, 1);
-          pf_off += kLine;
-          --pf_lines;
-        }
-      }
+      if constexpr (PF) pf.step();
       V bv[NV];
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * W);
@@ -50,8 +42,7 @@ void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
       b += NR;
     }
   }
-  // Lines beyond the call's reduction steps: issued here, as the caller counts them issued.
-  if constexpr (PF) prefetch_lines(pf, pf_off, pf_last, pf_lines);
+  if constexpr (PF) pf.rest();  // lines beyond the call's reduction steps
   // The tile's fields in locals before the first store (the vector stores' may_alias types could
   // alias p: the compiler reloaded them after every store).
   const int mr = static_cast<int>(p.mr);
@@ -111,8 +102,6 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   const int64_t nseg = p.nseg;
   const T* const x0 = p.x;
   const T* const dy0 = p.dy;
-  const auto pf = p.pf;
-  const auto pf_last = p.pf_last;
   V acc[MR][NV];
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
@@ -122,7 +111,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
       acc[m][v] = !p.accumulate ? S::zero() : FULL ? S::load(c) : S::load_n(c, nr - v * W);
     }
   }
-  int64_t pf_off = p.pf_off, pf_lines = p.pf_lines;
+  PieceLines pf{p.pf, p.pf_off, p.pf_last, p.pf_lines};
   RowLines next_c;  // the later tile's lines (backprop_filter.cpp, kAhead)
   if constexpr (TILE)
     next_c = RowLines(p.next_c, p.next_mr, nr * static_cast<int64_t>(sizeof(T)),
@@ -135,13 +124,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
     for (int64_t t = seg[s].count; t > 0; --t) {
       // A line per pixel, not a burst (kernels.h, L2Prefetch).
       if constexpr (TILE) next_c.step();
-      if constexpr (PF) {
-        if (pf_lines > 0) {
-          prefetch_lines(pf, pf_off, pf_last, 1);
-          pf_off += kLine;
-          --pf_lines;
-        }
-      }
+      if constexpr (PF) pf.step();
       V d[NV];
 #pragma GCC unroll 64
       for (int v = 0; v < NV; ++v)
@@ -169,10 +152,9 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
       dy += dy_step;
     }
   }
-  // Lines beyond the tile's pixels (a tile of few pixels): issued here, as the caller counts
-  // them issued. A later tile's lines left (next_c) are not: it loads them itself, and a burst
-  // would hold the fill buffers (kernels.h, L2Prefetch).
-  if constexpr (PF) prefetch_lines(pf, pf_off, pf_last, pf_lines);
+  // Lines beyond the tile's pixels (a tile of few pixels) are issued; a later tile's lines left
+  // (next_c) are not: it loads them itself, and a burst would hold the fill buffers (L2Prefetch).
+  if constexpr (PF) pf.rest();
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
