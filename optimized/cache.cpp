@@ -65,7 +65,8 @@ CacheSizes clamped(CacheSizes c) {
 
 CacheSizes override_sizes;
 std::atomic<bool> overridden{false};
-std::atomic<int> g_split_override{-1};  // override_split_fma512
+std::atomic<int> g_split_override{-1};   // override_split_fma512
+std::atomic<int> g_bursts_override{-1};  // override_threaded_prefetch_bursts
 
 }  // namespace
 
@@ -81,6 +82,17 @@ bool split_fma512() {
 
 void override_split_fma512(int split) {
   g_split_override.store(split < 0 ? -1 : split != 0, std::memory_order_relaxed);
+}
+
+bool threaded_prefetch_bursts() {
+  const int forced = g_bursts_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool ok = cpu_features().vendor == "AuthenticAMD";
+  return ok;
+}
+
+void override_threaded_prefetch_bursts(int allow) {
+  g_bursts_override.store(allow < 0 ? -1 : allow != 0, std::memory_order_relaxed);
 }
 
 void override_cache_sizes(int64_t l1d, int64_t l2) {

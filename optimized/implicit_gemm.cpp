@@ -42,6 +42,7 @@ namespace convcheck::opt {
 namespace {
 
 std::atomic<int64_t> g_next_chunk_prefetches{0};  // next_chunk_prefetches_for_tests
+std::atomic<int64_t> g_threaded_ahead{0};         // threaded_ahead_blocks_for_tests
 
 // Packs taps [tap0, tap1) of phase i, group g, panel nb (channels [k0, k0 + kc) of each) into dst
 // as [tap][kc][NR], zero beyond the group's last result channel; false when an element packed is
@@ -352,6 +353,10 @@ class BlockTables {
 
 }  // namespace
 
+int64_t threaded_ahead_blocks_for_tests() {
+  return g_threaded_ahead.exchange(0);
+}
+
 int64_t next_chunk_prefetches_for_tests() {
   return g_next_chunk_prefetches.exchange(0, std::memory_order_relaxed);
 }
@@ -546,7 +551,6 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
       const Phase& ph = p.phases[i];
       const int64_t M = p.N * ph.rows * ph.cols;
       const int64_t taps = ntaps[i];
-      const int64_t tiles = phase_tiles[i];
       for (int64_t g = 0; g < p.groups; ++g) {
         for (int64_t nb0 = 0; nb0 < nblocks; nb0 += group_size) {
           const int64_t nb1 = std::min(nblocks, nb0 + group_size);
@@ -556,26 +560,33 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           // with several, each chunk refills it.
           const bool one_chunk = chunks.tap_groups(taps) == 1;
           int cur = 0;
-          bool filled = false;  // table `cur` already holds this block's first chunk
+          int64_t ahead_b = -1, ahead_e = -1;  // the block table `cur` was filled ahead for
           int64_t tb, te;
           while (blocks.next(tid, &tb, &te)) {
-            if (one_chunk && !filled) tables.fill(ph, order[i], g, tb, te, cur, 0);
-            // One thread takes the blocks in order, so the next one is known and its table is
-            // filled ahead, for the prefetch below.
-            const int64_t ne = nt == 1 ? std::min(tiles, te + tiles_per_block) : te;
+            if (one_chunk && !(tb == ahead_b && te == ahead_e))
+              tables.fill(ph, order[i], g, tb, te, cur, 0);
+            // The thread's next block is filled ahead, for the prefetch below: the next of its
+            // own range (one thread: the next block), checked when taken, as another thread may
+            // have taken it (StealingRanges).
+            const bool ahead = nt == 1 || (taps == 1 && threaded_prefetch_bursts());
+            const int64_t ne = ahead ? std::min(blocks.part_end(tid), te + tiles_per_block) : te;
             // One tap (a 1x1 layer, a stride phase with one tap): each source row is read from
             // memory by one tile of the block's first panel, too little of a stream for the
             // hardware prefetcher; that pass prefetches the next block's rows into L2 (measured
             // ResNet's 1x1 backprop input 0.93 -> 1.10 of oneDNN on AVX2, 1.03 -> 1.10 on AVX-512,
             // 1 thread, 2026-11-25; with several taps, and prefetching the result rows, no gain).
-            // Only when one thread runs: with two, on the Xeon guest, the same layer ran at 0.90
-            // of oneDNN with the prefetch and 0.99 without on AVX-512, 0.94 and 1.02 on AVX2
-            // (paired medians, 6-8 interleaved rounds, 2026-11-27; spread through the kernel's
-            // reduction steps instead of a burst per tile, 0.91); one thread 1.00 / 1.00 and
-            // 1.04 / 1.02 there.
-            filled = one_chunk && ne > te;
+            // With more threads only where threaded_prefetch_bursts(): with two, on the Xeon
+            // guest, the same layer ran at 0.90 of oneDNN with the prefetch and 0.99 without on
+            // AVX-512, 0.94 and 1.02 on AVX2 (paired medians, 6-8 interleaved rounds, 2026-11-27;
+            // spread through the kernel's reduction steps instead of a burst per tile, 0.91); one
+            // thread 1.00 / 1.00 and 1.04 / 1.02 there. On the Zen 4 guest, 2 threads: AVX2
+            // 1.02 -> 1.10-1.13 (two sets of 8-12 rounds), AVX-512 1.11 -> 1.12 (2026-12-03).
+            const bool filled = one_chunk && ne > te;
             const bool pf = filled && taps == 1;  // (reads the next block's table)
             if (filled) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
+            ahead_b = filled ? te : -1;
+            ahead_e = filled ? ne : -1;
+            if (pf && nt > 1) g_threaded_ahead.fetch_add(1, std::memory_order_relaxed);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;

@@ -83,6 +83,13 @@ void clear_cache_override();
 /// not while an op runs.
 bool split_fma512();
 void override_split_fma512(int split);
+/// Whether bursts of L2 software prefetches pay while other threads run too: on AMD cores yes
+/// (measured on Zen 4: ResNet's 1x1 backprop input, 2 threads, AVX2 1.02 -> 1.13 of oneDNN), on
+/// others no (Intel cores hold an L1 fill buffer per prefetch until its line arrives: on the Xeon
+/// guest the same layer went 1.02 -> 0.94; implicit_gemm.cpp). override_threaded_prefetch_bursts(0
+/// or 1) forces it for tests, -1 restores the CPU's; not while an op runs.
+bool threaded_prefetch_bursts();
+void override_threaded_prefetch_bursts(int allow);
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);
@@ -96,6 +103,10 @@ int64_t packed_filter_passes_for_tests();
 /// The implicit GEMM's panel-major chunks whose kernel calls prefetched the next chunk's filter
 /// rows (implicit_gemm.cpp, next_chunk_rows) since the last call: for the tests that it is reached.
 int64_t next_chunk_prefetches_for_tests();
+/// The implicit GEMM's blocks that, with more than one thread, prefetched the source rows of the
+/// block their thread takes next (implicit_gemm.cpp, threaded_prefetch_bursts) since the last call:
+/// for the test that the path is reached.
+int64_t threaded_ahead_blocks_for_tests();
 /// backprop filter's (run, sub-block) passes in place (backprop_filter.cpp, tap_runs) since the
 /// last call: for the test that the sub-blocks' size (split_fma512) changes no bits.
 int64_t filter_sub_blocks_for_tests();
@@ -176,10 +187,11 @@ inline void split_range(int64_t n, int parts, int part, int64_t* begin, int64_t*
   *end = n * (part + 1) / parts;
 }
 
-/// Tests: the thread asking for part `part` (>= 1; -1: none) of any StealingRanges (under 2^31
-/// elements, where parts can be taken) is given nothing, as if it were held up until the others
-/// had done everything, so that they take all of its part (results must not change); and how many
-/// pieces were taken from another thread's part since the last call. Not while an op runs.
+/// Tests: the thread asking for part `part` (-1: none; 0 only where every region runs on more than
+/// one thread) of any StealingRanges (under 2^31 elements, where parts can be taken) is given
+/// nothing, as if it were held up until the others had done everything, so that they take all of
+/// its part (results must not change); and how many pieces were taken from another thread's part
+/// since the last call. Not while an op runs.
 void skip_part_for_tests(int part);
 int64_t pieces_stolen_for_tests();
 
@@ -212,6 +224,9 @@ class StealingRanges {
   }
   /// The next piece for thread `part` (0 <= part < parts): [*begin, *end), at most `piece` long;
   /// false when every part is spent.
+  /// The end of thread `part`'s own range: its pieces come from the front of it in order, until
+  /// another thread takes them from the back.
+  int64_t part_end(int part) const { return r_[part].end; }
   bool next(int part, int64_t* begin, int64_t* end) {
     if (steal_ && part == skipped_part_.load(std::memory_order_relaxed)) return false;
     if (!steal_) {

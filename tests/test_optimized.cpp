@@ -1272,6 +1272,52 @@ BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits) {
   omp_set_num_threads(saved);
 }
 
+// A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
+// block, and with more than one thread too where opt::threaded_prefetch_bursts() (AMD): that
+// block's table is filled ahead, as the next of the thread's own range, and checked when a block
+// is taken. With the first thread taking nothing, the second takes the first's blocks from the
+// back, so that every table it fills ahead after its own range is for a block it does not take
+// next: the same bits either way, under every ISA. L2 32 KiB: blocks of 4-10 tiles; a 1x1 stride
+// 2 layer (one phase of one tap, three of none), f64, conv2d forward.
+BOOST_AUTO_TEST_CASE(threaded_prefetch_ahead_changes_no_bits) {
+  const char* const problems[] = {
+      "conv2d_backprop_input:input=2x20x20x32,filter=1x1x32x48",
+      "conv2d_backprop_input:input=2x21x19x24,filter=1x1x24x40,stride=2x2,dtype=f64",
+      "conv2d:input=2x20x20x40,filter=1x1x40x24",
+  };
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(8 * 1024, 32 * 1024);
+  for (opt::Isa isa : opt::available_isas()) {
+    opt::limit_isa(isa);
+    for (const char* text : problems) {
+      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
+      const Problem p = parse_problem(text);
+      omp_set_num_threads(1);
+      const std::vector<unsigned char> first = result_bytes(p);
+      omp_set_num_threads(2);
+      opt::threaded_ahead_blocks_for_tests();
+      opt::override_threaded_prefetch_bursts(0);
+      BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, not ahead");
+      BOOST_TEST(opt::threaded_ahead_blocks_for_tests() == 0, what);
+      opt::override_threaded_prefetch_bursts(1);
+      BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, ahead");
+      BOOST_TEST(opt::threaded_ahead_blocks_for_tests() > 0, what << ": no block prefetched ahead");
+      // (part 0 may be skipped here: every region of these problems' path runs on 2 threads)
+      opt::pieces_stolen_for_tests();
+      opt::skip_part_for_tests(0);
+      const std::vector<unsigned char> skipped = result_bytes(p);
+      opt::skip_part_for_tests(-1);
+      BOOST_TEST((skipped == first), what << ": 2 threads, ahead, the first taking nothing");
+      BOOST_TEST(opt::pieces_stolen_for_tests() > 1, what << ": too few pieces taken");
+      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
+    }
+  }
+  opt::override_threaded_prefetch_bursts(-1);
+  opt::clear_isa_limit();
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
 namespace {
 
 // Packs panels of every variant's NR, both orientations, with whole and partial transpose blocks
