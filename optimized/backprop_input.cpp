@@ -74,8 +74,9 @@ void phase_taps(int64_t rho, int64_t pad, int64_t K, int64_t d, int64_t s, int64
 }  // namespace
 
 template <class T>
-void backprop_input(const Geometry& g, const T* w, const T* dy, T* dx) {
+void backprop_input(const Geometry& g, const T* w, const T* dy, T* dx, bool may_stream) {
   ImplicitGemm<T> p;
+  p.may_stream = may_stream;
   p.N = g.N;
   p.src = dy;
   p.src_h = g.OH;
@@ -113,9 +114,9 @@ void backprop_input(const Geometry& g, const T* w, const T* dy, T* dx) {
   if (!run_implicit_gemm(p)) backprop_input_direct(g, w, dy, dx);
 }
 
-template void backprop_input<float>(const Geometry&, const float*, const float*, float*);
-template void backprop_input<double>(const Geometry&, const double*, const double*, double*);
-template void backprop_input<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*,
-                                       uint32_t*);
+template void backprop_input<float>(const Geometry&, const float*, const float*, float*, bool);
+template void backprop_input<double>(const Geometry&, const double*, const double*, double*, bool);
+template void backprop_input<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*, uint32_t*,
+                                       bool);
 
 }  // namespace convcheck::opt

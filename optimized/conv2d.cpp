@@ -55,8 +55,9 @@ void conv2d_direct(const Geometry& g, const T* x, const T* w, T* y) {
 }  // namespace
 
 template <class T>
-void conv2d(const Geometry& g, const T* x, const T* w, T* y) {
+void conv2d(const Geometry& g, const T* x, const T* w, T* y, bool may_stream) {
   ImplicitGemm<T> p;
+  p.may_stream = may_stream;
   p.N = g.N;
   p.src = x;
   p.src_h = g.H;
@@ -99,8 +100,8 @@ void conv2d(const Geometry& g, const T* x, const T* w, T* y) {
   if (!run_implicit_gemm(p)) conv2d_direct(g, x, w, y);
 }
 
-template void conv2d<float>(const Geometry&, const float*, const float*, float*);
-template void conv2d<double>(const Geometry&, const double*, const double*, double*);
-template void conv2d<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*, uint32_t*);
+template void conv2d<float>(const Geometry&, const float*, const float*, float*, bool);
+template void conv2d<double>(const Geometry&, const double*, const double*, double*, bool);
+template void conv2d<uint32_t>(const Geometry&, const uint32_t*, const uint32_t*, uint32_t*, bool);
 
 }  // namespace convcheck::opt

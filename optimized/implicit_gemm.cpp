@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -43,6 +44,7 @@ namespace {
 
 std::atomic<int64_t> g_next_chunk_prefetches{0};  // next_chunk_prefetches_for_tests
 std::atomic<int64_t> g_threaded_ahead{0};         // threaded_ahead_blocks_for_tests
+std::atomic<int64_t> g_streamed_tiles{0};         // streamed_igemm_tiles_for_tests
 
 // Packs taps [tap0, tap1) of phase i, group g, panel nb (channels [k0, k0 + kc) of each) into dst
 // as [tap][kc][NR], zero beyond the group's last result channel; false when an element packed is
@@ -353,8 +355,12 @@ class BlockTables {
 
 }  // namespace
 
+int64_t streamed_igemm_tiles_for_tests() {
+  return g_streamed_tiles.exchange(0, std::memory_order_relaxed);
+}
+
 int64_t threaded_ahead_blocks_for_tests() {
-  return g_threaded_ahead.exchange(0);
+  return g_threaded_ahead.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t next_chunk_prefetches_for_tests() {
@@ -531,6 +537,16 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   std::vector<int64_t> phase_tiles(nph);
   for (std::size_t i = 0; i < nph; ++i)
     phase_tiles[i] = (p.N * p.phases[i].rows * p.phases[i].cols + MR - 1) / MR;
+  // Streamed stores (stream_result): in a phase of one chunk, where each tile's one store is
+  // final, a result over twice L2 is written with non-temporal stores, which write whole lines
+  // without first reading them from memory; so every result row, group and panel must start on a
+  // line and hold whole lines (a non-temporal vector store off its alignment faults). ResNet's
+  // 1x1 backprop input (a 6.4 MB result on a Zen 4 guest, 2 threads, paired against oneDNN, 8
+  // rounds, 2026-12-03): AVX-512 1.12 -> 1.17, AVX2 1.11 -> 1.16.
+  const int64_t result_bytes = p.N * p.res_h * p.res_w * p.res_c * elem;
+  const bool stream =
+      std::is_floating_point_v<T> && stream_result(p.may_stream, kt.isa, p.result, result_bytes) &&
+      (NR * elem) % kLine == 0 && (p.cols * elem) % kLine == 0 && (p.res_c * elem) % kLine == 0;
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
 #ifdef _OPENMP
@@ -547,6 +563,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
     // filter of more taps than a chunk takes (a huge or very thin one) refills it per chunk, so
     // the tables stay within a few times what the block's source rows take in L2.
     BlockTables<T> tables(p, zeros.data(), MR, tiles_per_block, ctaps, 2);
+    int64_t streamed = 0;  // this thread's streamed tile calls
     for (std::size_t i = 0; i < nph; ++i) {
       const Phase& ph = p.phases[i];
       const int64_t M = p.N * ph.rows * ph.cols;
@@ -583,6 +600,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // 1.02 -> 1.10-1.13 (two sets of 8-12 rounds), AVX-512 1.11 -> 1.12 (2026-12-03).
             const bool filled = one_chunk && ne > te;
             const bool pf = filled && taps == 1;  // (reads the next block's table)
+            const bool stream_block = stream && chunks.count(taps) == 1;
             if (filled) tables.fill(ph, order[i], g, te, ne, 1 - cur, 0);
             ahead_b = filled ? te : -1;
             ahead_e = filled ? ne : -1;
@@ -592,6 +610,8 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
               IgemmTile<T> tile;
               tile.nr = std::min(NR, p.cols - nb * NR);
               tile.c_off = nb * NR;
+              tile.stream = stream_block;
+              if (stream_block) streamed += te - tb;
               for (int64_t ch = 0; ch < chunks.count(taps); ++ch) {
                 const int64_t tap0 = chunks.apply(ch, taps, &tile);
                 tile.b = panel + (tap0 * p.kc + tile.a_off) * NR;
@@ -615,6 +635,10 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           }
         }
       }
+    }
+    if (streamed > 0) {
+      store_fence();  // before the region's closing barrier publishes the result
+      g_streamed_tiles.fetch_add(streamed, std::memory_order_relaxed);
     }
   }
   return true;

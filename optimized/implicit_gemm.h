@@ -42,6 +42,7 @@ struct ImplicitGemm {
   int64_t KW = 0, Cf = 0, O = 0, Og = 0;
   bool transposed = false;
   std::vector<Phase> phases;
+  bool may_stream = false;  // the result is not read back right away (internal.h, stream_result)
 };
 
 /// Computes every result element of every phase (phases must cover the result), and returns true;

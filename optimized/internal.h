@@ -161,6 +161,9 @@ bool stream_depthwise_rows(const Geometry& g, Isa isa, const void* out, int64_t 
 void allow_streamed_stores(bool allow);
 int64_t streamed_filter_calls_for_tests();
 int64_t streamed_depthwise_rows_for_tests();
+/// The implicit GEMM's tile calls that stored their results non-temporally (implicit_gemm.cpp,
+/// stream) since the last call.
+int64_t streamed_igemm_tiles_for_tests();
 /// Depthwise backprop filter's (chunk, channel block) passes walked in several column blocks
 /// since the last call (kernels_impl.h, depthwise_filter_block): for the test that blocked
 /// results are bitwise whole rows', and that blocks are reached. Not while an op runs.

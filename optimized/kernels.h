@@ -194,6 +194,9 @@ struct IgemmTile {
   int64_t c_off = 0;      // the panel's first column in every c row
   int64_t mr = 0, nr = 0;
   bool accumulate = false;  // C += sum (else C = sum)
+  // Full vectors stored non-temporally where the tile stores (not accumulate): every c row and
+  // c_off on a cache line and nr whole vectors (implicit_gemm.cpp, stream).
+  bool stream = false;
   // Lines to prefetch into L2 (L2Prefetch::take), one per reduction step, the rest at the end:
   // pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last (as FilterTile's).
   const char* pf = nullptr;

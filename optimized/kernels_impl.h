@@ -48,6 +48,7 @@ void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
   const int mr = static_cast<int>(p.mr);
   const int64_t nr = p.nr;
   const bool accumulate = p.accumulate;
+  const bool stream = p.stream;
   T* c_rows[MR];
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) c_rows[m] = m < mr ? p.c[m] + p.c_off : nullptr;
@@ -61,7 +62,10 @@ void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
         if (n >= W) {
           V r = acc[m][v];
           if (accumulate) r = S::add(S::load(c + v * W), r);
-          S::store(c + v * W, r);
+          if (stream)
+            S::stream(c + v * W, r);
+          else
+            S::store(c + v * W, r);
         } else if (n > 0) {
           V r = acc[m][v];
           if (accumulate) r = S::add(S::load_n(c + v * W, n), r);

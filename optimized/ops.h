@@ -10,13 +10,14 @@
 
 namespace convcheck::opt {
 
-template <class T>
-void conv2d(const Geometry& g, const T* input, const T* filter, T* output);
-/// Also conv2d_transpose (the same maths, spec A.8).
-template <class T>
-void backprop_input(const Geometry& g, const T* filter, const T* out_backprop, T* input_backprop);
 /// may_stream: the result is not read back right after the op (stream_result, internal.h), so an
 /// op may store it non-temporally where it chooses to.
+template <class T>
+void conv2d(const Geometry& g, const T* input, const T* filter, T* output, bool may_stream);
+/// Also conv2d_transpose (the same maths, spec A.8).
+template <class T>
+void backprop_input(const Geometry& g, const T* filter, const T* out_backprop, T* input_backprop,
+                    bool may_stream);
 template <class T>
 void backprop_filter(const Geometry& g, const T* input, const T* out_backprop, T* filter_backprop,
                      bool may_stream);
@@ -36,10 +37,10 @@ template <class T>
 void run_op(Op op, const Geometry& g, const T* a, const T* b, T* out, bool may_stream) {
   switch (op) {
     case Op::conv2d:
-      return conv2d<T>(g, a, b, out);
+      return conv2d<T>(g, a, b, out, may_stream);
     case Op::conv2d_backprop_input:
     case Op::conv2d_transpose:
-      return backprop_input<T>(g, a, b, out);
+      return backprop_input<T>(g, a, b, out, may_stream);
     case Op::conv2d_backprop_filter:
       return backprop_filter<T>(g, a, b, out, may_stream);
     case Op::depthwise_conv2d:
