@@ -540,9 +540,10 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   // Streamed stores (stream_result): in a phase of one chunk, where each tile's one store is
   // final, a result over twice L2 is written with non-temporal stores, which write whole lines
   // without first reading them from memory; so every result row, group and panel must start on a
-  // line and hold whole lines (a non-temporal vector store off its alignment faults). ResNet's
-  // 1x1 backprop input (a 6.4 MB result on a Zen 4 guest, 2 threads, paired against oneDNN, 8
-  // rounds, 2026-12-03): AVX-512 1.12 -> 1.17, AVX2 1.11 -> 1.16.
+  // line and hold whole lines (a non-temporal vector store off its alignment faults). On a Zen 4
+  // guest (2 threads, paired against oneDNN, 8-10 rounds, 2026-12-03, bench/zen4-2026-12-03d):
+  // ResNet's 1x1 backprop input (a 6.4 MB result) AVX-512 1.14 -> 1.17, AVX2 1.08 -> 1.14; conv3
+  // stride 2 1.16 -> 1.21, 1.06 -> 1.13; its 3x3 layers of one chunk level.
   const int64_t result_bytes = p.N * p.res_h * p.res_w * p.res_c * elem;
   const bool stream =
       std::is_floating_point_v<T> && stream_result(p.may_stream, kt.isa, p.result, result_bytes) &&
@@ -582,9 +583,11 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           while (blocks.next(tid, &tb, &te)) {
             if (one_chunk && !(tb == ahead_b && te == ahead_e))
               tables.fill(ph, order[i], g, tb, te, cur, 0);
-            // The thread's next block is filled ahead, for the prefetch below: the next of its
-            // own range (one thread: the next block), checked when taken, as another thread may
-            // have taken it (StealingRanges).
+            // The thread's next block is filled ahead, for the prefetch below: the one after this
+            // block, up to the end of the thread's own range (one thread: the next block). It is
+            // checked when a block is taken: another thread may have taken it (StealingRanges),
+            // and after a block taken from another thread's range it is a guess, mostly wrong (a
+            // wasted table and prefetch, a few blocks at the end of a call).
             const bool ahead = nt == 1 || (taps == 1 && threaded_prefetch_bursts());
             const int64_t ne = ahead ? std::min(blocks.part_end(tid), te + tiles_per_block) : te;
             // One tap (a 1x1 layer, a stride phase with one tap): each source row is read from
@@ -596,8 +599,8 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // guest, the same layer ran at 0.90 of oneDNN with the prefetch and 0.99 without on
             // AVX-512, 0.94 and 1.02 on AVX2 (paired medians, 6-8 interleaved rounds, 2026-11-27;
             // spread through the kernel's reduction steps instead of a burst per tile, 0.91); one
-            // thread 1.00 / 1.00 and 1.04 / 1.02 there. On the Zen 4 guest, 2 threads: AVX2
-            // 1.02 -> 1.10-1.13 (two sets of 8-12 rounds), AVX-512 1.11 -> 1.12 (2026-12-03).
+            // thread 1.00 / 1.00 and 1.04 / 1.02 there. On the Zen 4 guest, 2 threads, 8 rounds:
+            // AVX2 1.01 -> 1.08, AVX-512 1.10 -> 1.13 (2026-12-03, bench/zen4-2026-12-03d).
             const bool filled = one_chunk && ne > te;
             const bool pf = filled && taps == 1;  // (reads the next block's table)
             const bool stream_block = stream && chunks.count(taps) == 1;

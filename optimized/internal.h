@@ -84,7 +84,7 @@ void clear_cache_override();
 bool split_fma512();
 void override_split_fma512(int split);
 /// Whether bursts of L2 software prefetches pay while other threads run too: on AMD cores yes
-/// (measured on Zen 4: ResNet's 1x1 backprop input, 2 threads, AVX2 1.02 -> 1.13 of oneDNN), on
+/// (measured on Zen 4: ResNet's 1x1 backprop input, 2 threads, AVX2 1.01 -> 1.08 of oneDNN), on
 /// others no (Intel cores hold an L1 fill buffer per prefetch until its line arrives: on the Xeon
 /// guest the same layer went 1.02 -> 0.94; implicit_gemm.cpp). override_threaded_prefetch_bursts(0
 /// or 1) forces it for tests, -1 restores the CPU's; not while an op runs.
@@ -225,11 +225,11 @@ class StealingRanges {
       r_[k].v.store(steal_ ? pack(b, e) : static_cast<uint64_t>(b), std::memory_order_relaxed);
     }
   }
-  /// The next piece for thread `part` (0 <= part < parts): [*begin, *end), at most `piece` long;
-  /// false when every part is spent.
   /// The end of thread `part`'s own range: its pieces come from the front of it in order, until
   /// another thread takes them from the back.
   int64_t part_end(int part) const { return r_[part].end; }
+  /// The next piece for thread `part` (0 <= part < parts): [*begin, *end), at most `piece` long;
+  /// false when every part is spent.
   bool next(int part, int64_t* begin, int64_t* end) {
     if (steal_ && part == skipped_part_.load(std::memory_order_relaxed)) return false;
     if (!steal_) {

@@ -41,8 +41,9 @@ constexpr bool wide_panel(int64_t bytes) {
   return bytes > kLine;
 }
 
-/// Orders this thread's non-temporal stores (FilterTile::stream, DepthwiseRow::stream), which are
-/// weakly ordered, before its later stores and the threads' barrier that publishes the result.
+/// Orders this thread's non-temporal stores (FilterTile::stream, IgemmTile::stream,
+/// DepthwiseRow::stream), which are weakly ordered, before its later stores and the threads'
+/// barrier that publishes the result.
 inline void store_fence() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_sfence();
