@@ -548,6 +548,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   const bool stream =
       std::is_floating_point_v<T> && stream_result(p.may_stream, kt.isa, p.result, result_bytes) &&
       (NR * elem) % kLine == 0 && (p.cols * elem) % kLine == 0 && (p.res_c * elem) % kLine == 0;
+  const bool threaded_bursts = threaded_prefetch_bursts();  // (below: the next block's prefetch)
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
 #ifdef _OPENMP
@@ -588,7 +589,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             // checked when a block is taken: another thread may have taken it (StealingRanges),
             // and after a block taken from another thread's range it is a guess, mostly wrong (a
             // wasted table and prefetch, a few blocks at the end of a call).
-            const bool ahead = nt == 1 || (taps == 1 && threaded_prefetch_bursts());
+            const bool ahead = nt == 1 || (taps == 1 && threaded_bursts);
             const int64_t ne = ahead ? std::min(blocks.part_end(tid), te + tiles_per_block) : te;
             // One tap (a 1x1 layer, a stride phase with one tap): each source row is read from
             // memory by one tile of the block's first panel, too little of a stream for the

@@ -1287,31 +1287,26 @@ BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits) {
   };
   const int saved = omp_get_max_threads();
   opt::override_cache_sizes(32 * 1024, 1024 * 1024);
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const char* text : problems) {
-      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
-      const Problem p = parse_problem(text);
-      omp_set_num_threads(2);
-      opt::override_split_fma512(0);
-      opt::filter_sub_blocks_for_tests();
-      const std::vector<unsigned char> one_l1 = result_bytes(p);
-      const int64_t passes_one_l1 = opt::filter_sub_blocks_for_tests();
-      opt::override_split_fma512(1);
-      const std::vector<unsigned char> four_l1 = result_bytes(p);
-      const int64_t passes_four_l1 = opt::filter_sub_blocks_for_tests();
-      BOOST_TEST((four_l1 == one_l1), what << ": 4 L1 sub-blocks changed the bits");
-      if (isa == opt::Isa::avx512)
-        BOOST_TEST(passes_four_l1 < passes_one_l1, what << ": sub-block passes " << passes_four_l1
-                                                        << " with 4 L1, " << passes_one_l1
-                                                        << " with 1");
-      omp_set_num_threads(1);
-      BOOST_TEST((result_bytes(p) == one_l1), what << ": 1 thread, 4 L1 sub-blocks");
-      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
-    }
-  }
+  for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
+    const Problem p = parse_problem(text);
+    omp_set_num_threads(2);
+    opt::override_split_fma512(0);
+    opt::filter_sub_blocks_for_tests();
+    const std::vector<unsigned char> one_l1 = result_bytes(p);
+    const int64_t passes_one_l1 = opt::filter_sub_blocks_for_tests();
+    opt::override_split_fma512(1);
+    const std::vector<unsigned char> four_l1 = result_bytes(p);
+    const int64_t passes_four_l1 = opt::filter_sub_blocks_for_tests();
+    BOOST_TEST((four_l1 == one_l1), what << ": 4 L1 sub-blocks changed the bits");
+    if (isa == opt::Isa::avx512)
+      BOOST_TEST(passes_four_l1 < passes_one_l1, what << ": sub-block passes " << passes_four_l1
+                                                      << " with 4 L1, " << passes_one_l1
+                                                      << " with 1");
+    omp_set_num_threads(1);
+    BOOST_TEST((result_bytes(p) == one_l1), what << ": 1 thread, 4 L1 sub-blocks");
+    testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
+  });
   opt::override_split_fma512(-1);
-  opt::clear_isa_limit();
   opt::clear_cache_override();
   omp_set_num_threads(saved);
 }
@@ -1331,33 +1326,28 @@ BOOST_AUTO_TEST_CASE(threaded_prefetch_ahead_changes_no_bits) {
   };
   const int saved = omp_get_max_threads();
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
-  for (opt::Isa isa : opt::available_isas()) {
-    opt::limit_isa(isa);
-    for (const char* text : problems) {
-      const std::string what = std::string("isa ") + opt::isa_name(isa) + ": " + text;
-      const Problem p = parse_problem(text);
-      omp_set_num_threads(1);
-      const std::vector<unsigned char> first = result_bytes(p);
-      omp_set_num_threads(2);
-      opt::threaded_ahead_blocks_for_tests();
-      opt::override_threaded_prefetch_bursts(0);
-      BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, not ahead");
-      BOOST_TEST(opt::threaded_ahead_blocks_for_tests() == 0, what);
-      opt::override_threaded_prefetch_bursts(1);
-      BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, ahead");
-      BOOST_TEST(opt::threaded_ahead_blocks_for_tests() > 0, what << ": no block prefetched ahead");
-      // (part 0 may be skipped here: every region of these problems' path runs on 2 threads)
-      opt::pieces_stolen_for_tests();
-      opt::skip_part_for_tests(0);
-      const std::vector<unsigned char> skipped = result_bytes(p);
-      opt::skip_part_for_tests(-1);
-      BOOST_TEST((skipped == first), what << ": 2 threads, ahead, the first taking nothing");
-      BOOST_TEST(opt::pieces_stolen_for_tests() > 1, what << ": too few pieces taken");
-      testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
-    }
-  }
+  for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
+    const Problem p = parse_problem(text);
+    omp_set_num_threads(1);
+    const std::vector<unsigned char> first = result_bytes(p);
+    omp_set_num_threads(2);
+    opt::threaded_ahead_blocks_for_tests();
+    opt::override_threaded_prefetch_bursts(0);
+    BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, not ahead");
+    BOOST_TEST(opt::threaded_ahead_blocks_for_tests() == 0, what);
+    opt::override_threaded_prefetch_bursts(1);
+    BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, ahead");
+    BOOST_TEST(opt::threaded_ahead_blocks_for_tests() > 0, what << ": no block prefetched ahead");
+    // (part 0 may be skipped here: every region of these problems' path runs on 2 threads)
+    opt::pieces_stolen_for_tests();
+    opt::skip_part_for_tests(0);
+    const std::vector<unsigned char> skipped = result_bytes(p);
+    opt::skip_part_for_tests(-1);
+    BOOST_TEST((skipped == first), what << ": 2 threads, ahead, the first taking nothing");
+    BOOST_TEST(opt::pieces_stolen_for_tests() > 1, what << ": too few pieces taken");
+    testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
+  });
   opt::override_threaded_prefetch_bursts(-1);
-  opt::clear_isa_limit();
   opt::clear_cache_override();
   omp_set_num_threads(saved);
 }
