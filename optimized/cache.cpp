@@ -67,32 +67,48 @@ CacheSizes override_sizes;
 std::atomic<bool> overridden{false};
 std::atomic<int> g_split_override{-1};   // override_split_fma512
 std::atomic<int> g_bursts_override{-1};  // override_threaded_prefetch_bursts
+std::atomic<int> g_l1_override{-1};      // override_prefetch_rows_to_l1
+
+// A CPU fact a test may force: its override (0 or 1), else (-1) what the CPU says.
+bool unless_forced(const std::atomic<int>& forced, bool cpu) {
+  const int f = forced.load(std::memory_order_relaxed);
+  return f >= 0 ? f != 0 : cpu;
+}
+
+void force(std::atomic<int>* forced, int value) {
+  forced->store(value < 0 ? -1 : value != 0, std::memory_order_relaxed);
+}
+
+bool amd() {
+  static const bool is = cpu_features().vendor == "AuthenticAMD";
+  return is;
+}
 
 }  // namespace
 
 bool split_fma512() {
-  const int forced = g_split_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-  static const bool split = [] {
-    const CpuFeatures& f = cpu_features();
-    return f.vendor == "AuthenticAMD" && f.family == 0x19 && f.avx512f;
-  }();
-  return split;
+  return unless_forced(g_split_override,
+                       amd() && cpu_features().family == 0x19 && cpu_features().avx512f);
 }
 
 void override_split_fma512(int split) {
-  g_split_override.store(split < 0 ? -1 : split != 0, std::memory_order_relaxed);
+  force(&g_split_override, split);
 }
 
 bool threaded_prefetch_bursts() {
-  const int forced = g_bursts_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-  static const bool ok = cpu_features().vendor == "AuthenticAMD";
-  return ok;
+  return unless_forced(g_bursts_override, amd());
 }
 
 void override_threaded_prefetch_bursts(int allow) {
-  g_bursts_override.store(allow < 0 ? -1 : allow != 0, std::memory_order_relaxed);
+  force(&g_bursts_override, allow);
+}
+
+bool prefetch_rows_to_l1() {
+  return unless_forced(g_l1_override, amd());
+}
+
+void override_prefetch_rows_to_l1(int to_l1) {
+  force(&g_l1_override, to_l1);
 }
 
 void override_cache_sizes(int64_t l1d, int64_t l2) {

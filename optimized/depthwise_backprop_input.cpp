@@ -64,6 +64,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
   const int64_t dy_row = g.OW * g.O;  // an out_backprop row's elements
   const bool prefetch = prefetch_next_rows(g.N * g.OH * dy_row * int64_t{sizeof(T)},
                                            dy_row * int64_t{sizeof(T)}, threads);
+  const bool to_l1 = prefetch_rows_to_l1();
   auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt, next;  // row taps of this row and of the next
     int64_t prefetching = 0;
@@ -94,6 +95,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         if (prefetch && nrt > 0 && (row + 1) % g.H != 0) {
           row_taps(row + 1, &next);
           if (!next.empty()) set_next_rows(&dr, dy, dy_row, rt[1], next[1]);
+          dr.next_to_l1 = to_l1;
           prefetching += dr.next_src != nullptr;
         }
         kt.depthwise_row(dr);

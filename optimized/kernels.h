@@ -81,17 +81,22 @@ struct PieceLines {
 struct RowLines {
   uintptr_t row = 0, at = 0, end = 0, ld = 0, row_bytes = 0;
   int64_t rows = 0;
+  bool to_l1 = false;  // into L1 (prefetcht0) rather than L2 (prefetch_rows_to_l1, internal.h)
   RowLines() = default;
-  RowLines(const void* first, int64_t rows_, int64_t row_bytes_, int64_t ld_)
+  RowLines(const void* first, int64_t rows_, int64_t row_bytes_, int64_t ld_, bool to_l1_ = false)
       : row(reinterpret_cast<uintptr_t>(first)),
         at(row),
         end(row + row_bytes_),
         ld(static_cast<uintptr_t>(ld_)),
         row_bytes(static_cast<uintptr_t>(row_bytes_)),
-        rows(first != nullptr && row_bytes_ > 0 ? rows_ : 0) {}
+        rows(first != nullptr && row_bytes_ > 0 ? rows_ : 0),
+        to_l1(to_l1_) {}
   void step() {
     if (rows <= 0) return;
-    __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 2);
+    if (to_l1)
+      __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 3);
+    else
+      __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 2);
     at = (at | (kLine - 1)) + 1;
     if (at < end) return;
     if (--rows == 0) return;
@@ -277,6 +282,7 @@ struct DepthwiseRow {
   // internal.h), prefetched into L2 across this row's longest run; null: none.
   const T* next_src = nullptr;
   int64_t next_src_elements = 0;
+  bool next_to_l1 = false;  // into L1 (RowLines::to_l1)
 };
 
 /// Depthwise backprop filter over some output rows (multiplier 1):

@@ -419,7 +419,7 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
     for (int64_t r = 1; r < p.nruns; ++r)
       if (p.runs[r].count > p.runs[longest].count) longest = r;
     const int64_t bytes = p.next_src_elements * static_cast<int64_t>(sizeof(T));
-    next = RowLines(p.next_src, 1, bytes, bytes);
+    next = RowLines(p.next_src, 1, bytes, bytes, p.next_to_l1);
     next_lines = next.row_lines_left();
   }
   for (int64_t r = 0; r < p.nruns; ++r) {

@@ -923,6 +923,7 @@ int64_t highest_dy_row(const Geometry& g, int64_t r) {
 // stride 1, stride 2 (half the input rows add none), dilation 2, f64; none where a row outgrows
 // L2 / 16 (4 KiB), out_backprop fits (80 KiB; backprop filter's 40 KiB beside an input of 160),
 // or with a multiplier. Backprop filter also with 5x5 taps (rows of more entries than a group).
+// Backprop input's go into L2 or, where prefetch_rows_to_l1 (AMD), into L1: both ways, forced.
 BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
   struct Case {
     const char* text;
@@ -966,23 +967,28 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
     BOOST_TEST(hook() == 0, what << ": prefetched under a 1 MiB L2");
     opt::override_cache_sizes(8 * 1024, 32 * 1024);
     testbed::expect_pass_exact_and_real(optimized(), c.text, {}, what);
-    hook();
-    const std::vector<unsigned char> fetched =
-        testbed::bytes(testbed::result_of(optimized(), p, in));
-    const int64_t counted = hook();
-    if (input) {
-      int64_t expected = 0;
-      for (int64_t r = 0; c.prefetches && r + 1 < g.H; ++r) {
-        const int64_t hi = highest_dy_row(g, r);
-        expected += hi >= 0 && highest_dy_row(g, r + 1) > hi;
+    for (int to_l1 = 0; to_l1 < (input ? 2 : 1); ++to_l1) {
+      opt::override_prefetch_rows_to_l1(to_l1);
+      const std::string into = what + (to_l1 ? " (into L1)" : " (into L2)");
+      hook();
+      const std::vector<unsigned char> fetched =
+          testbed::bytes(testbed::result_of(optimized(), p, in));
+      const int64_t counted = hook();
+      if (input) {
+        int64_t expected = 0;
+        for (int64_t r = 0; c.prefetches && r + 1 < g.H; ++r) {
+          const int64_t hi = highest_dy_row(g, r);
+          expected += hi >= 0 && highest_dy_row(g, r + 1) > hi;
+        }
+        expected *= g.N;
+        BOOST_TEST((expected > 0) == c.prefetches, into << ": a case that cannot tell");
+        BOOST_TEST(counted == expected, into << ": rows prefetching, expected " << expected);
+      } else {
+        BOOST_TEST((counted > 0) == c.prefetches, into << ": chunks prefetching: " << counted);
       }
-      expected *= g.N;
-      BOOST_TEST((expected > 0) == c.prefetches, what << ": a case that cannot tell");
-      BOOST_TEST(counted == expected, what << ": rows prefetching, expected " << expected);
-    } else {
-      BOOST_TEST((counted > 0) == c.prefetches, what << ": chunks prefetching: " << counted);
+      BOOST_TEST((fetched == plain), into << ": results with and without the prefetch differ");
     }
-    BOOST_TEST((fetched == plain), what << ": results with and without the prefetch differ");
+    opt::override_prefetch_rows_to_l1(-1);
     opt::clear_cache_override();
   });
   omp_set_num_threads(saved);
