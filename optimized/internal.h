@@ -93,15 +93,15 @@ void override_threaded_prefetch_bursts(int allow);
 /// Whether depthwise backprop input prefetches its next out_backprop rows into L1 (prefetcht0)
 /// rather than L2 (prefetcht1; RowLines::to_l1): on AMD cores yes, elsewhere no (not measured on
 /// Intel cores, whose L2 prefetches already hold an L1 fill buffer each and whose L1 would take
-/// the next row beside the current one). On the Zen 4 guest (AVX-512, 2 threads, against oneDNN,
-/// five interleaved sets of 8-12 rounds, bench/zen4-2026-12-04/README.md) MobileNet dw1 read
-/// faster in all five (optimized's medians 1.00-1.22 -> 0.85-1.06 ms), dw3 level (within the
-/// sets' spread either way), dw4s2 (stride 2) level; in a spell when memory ran slow (every
-/// depthwise layer 1.5-2x its usual time) dw1 1.27 -> 0.88 ms, dw3 1.21 -> 0.99. Backprop
-/// filter's rows stay L2 prefetches: into L1 they read 1.96 -> 1.37 ms (dw1) in that spell but
-/// 0.88 -> 1.08 in the usual state, and no better beside a process streaming memory on the other
-/// core. override_prefetch_rows_to_l1(0 or 1) forces it for tests, -1 restores the CPU's; not
-/// while an op runs.
+/// the next row beside the current one). On the Zen 4 guest (2 threads, against oneDNN, interleaved
+/// sets of 8-14 rounds, bench/zen4-2026-12-04/README.md): in a spell when memory ran slow (every
+/// depthwise layer 1.5-2x its usual time) MobileNet dw1 1.27 -> 0.88 ms, dw3 1.21 -> 0.99
+/// (AVX-512); otherwise within the noise: dw1 faster in six of seven AVX-512 sets (optimized's
+/// medians 1.00-1.22 -> 0.85-1.08 ms) but slower in the seventh (1.13 -> 1.16) and capped to AVX2
+/// (1.07 -> 1.18), dw3 and dw4s2 (stride 2) level. Backprop filter's rows stay L2 prefetches:
+/// into L1 they read 1.96 -> 1.37 ms (dw1) in that spell but 0.88 -> 1.08 in the usual state, and
+/// no better beside a process streaming memory on the other core. override_prefetch_rows_to_l1(0
+/// or 1) forces it for tests, -1 restores the CPU's; not while an op runs.
 bool prefetch_rows_to_l1();
 void override_prefetch_rows_to_l1(int to_l1);
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
