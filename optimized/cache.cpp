@@ -1,6 +1,7 @@
 // The data cache sizes the blocking is chosen from (internal.h: cache_sizes()), read once at run
 // time: sysconf's glibc names first, then the kernel's description of cpu0's caches in sysfs, then
-// a documented fallback.
+// a documented fallback. Also the CPU switches that tuning keys on the vendor or core
+// (split_fma512, threaded_prefetch_bursts, depthwise_input_rows_to_l1), each with a test override.
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,7 +68,7 @@ CacheSizes override_sizes;
 std::atomic<bool> overridden{false};
 std::atomic<int> g_split_override{-1};   // override_split_fma512
 std::atomic<int> g_bursts_override{-1};  // override_threaded_prefetch_bursts
-std::atomic<int> g_l1_override{-1};      // override_prefetch_rows_to_l1
+std::atomic<int> g_l1_override{-1};      // override_depthwise_input_rows_to_l1
 
 // A CPU fact a test may force: its override (0 or 1), else (-1) what the CPU says.
 bool unless_forced(const std::atomic<int>& forced, bool cpu) {
@@ -103,11 +104,11 @@ void override_threaded_prefetch_bursts(int allow) {
   force(&g_bursts_override, allow);
 }
 
-bool prefetch_rows_to_l1() {
+bool depthwise_input_rows_to_l1() {
   return unless_forced(g_l1_override, amd());
 }
 
-void override_prefetch_rows_to_l1(int to_l1) {
+void override_depthwise_input_rows_to_l1(int to_l1) {
   force(&g_l1_override, to_l1);
 }
 

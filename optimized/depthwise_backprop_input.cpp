@@ -64,7 +64,8 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
   const int64_t dy_row = g.OW * g.O;  // an out_backprop row's elements
   const bool prefetch = prefetch_next_rows(g.N * g.OH * dy_row * int64_t{sizeof(T)},
                                            dy_row * int64_t{sizeof(T)}, threads);
-  const bool to_l1 = prefetch_rows_to_l1();
+  const bool to_l1 =
+      depthwise_input_rows_to_l1() && dy_row * int64_t{sizeof(T)} <= cache_sizes().l1d;
   auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt, next;  // row taps of this row and of the next
     int64_t prefetching = 0;
@@ -75,7 +76,8 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
       if (g.M == 1) {
         // Tile-major (kernels_impl.h, depthwise_run): one pass over the row, which the hardware
         // prefetcher follows, and where out_backprop comes from L3 or memory, the next input
-        // row's highest out_backprop row prefetched into L2 by software (prefetch_next_rows).
+        // row's highest out_backprop row prefetched into L2 by software (prefetch_next_rows;
+        // into L1 where depthwise_input_rows_to_l1).
         DepthwiseRow<T> dr;
         dr.src = dy;
         dr.src_w = g.OW;

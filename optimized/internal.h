@@ -90,20 +90,17 @@ void override_split_fma512(int split);
 /// or 1) forces it for tests, -1 restores the CPU's; not while an op runs.
 bool threaded_prefetch_bursts();
 void override_threaded_prefetch_bursts(int allow);
-/// Whether depthwise backprop input prefetches its next out_backprop rows into L1 (prefetcht0)
-/// rather than L2 (prefetcht1; RowLines::to_l1): on AMD cores yes, elsewhere no (not measured on
-/// Intel cores, whose L2 prefetches already hold an L1 fill buffer each and whose L1 would take
-/// the next row beside the current one). On the Zen 4 guest (2 threads, against oneDNN, interleaved
-/// sets of 8-14 rounds, bench/zen4-2026-12-04/README.md): in a spell when memory ran slow (every
-/// depthwise layer 1.5-2x its usual time) MobileNet dw1 1.27 -> 0.88 ms, dw3 1.21 -> 0.99
-/// (AVX-512); otherwise within the noise: dw1 faster in six of seven AVX-512 sets (optimized's
-/// medians 1.00-1.22 -> 0.85-1.08 ms) but slower in the seventh (1.13 -> 1.16) and capped to AVX2
-/// (1.07 -> 1.18), dw3 and dw4s2 (stride 2) level. Backprop filter's rows stay L2 prefetches:
-/// into L1 they read 1.96 -> 1.37 ms (dw1) in that spell but 0.88 -> 1.08 in the usual state, and
-/// no better beside a process streaming memory on the other core. override_prefetch_rows_to_l1(0
-/// or 1) forces it for tests, -1 restores the CPU's; not while an op runs.
-bool prefetch_rows_to_l1();
-void override_prefetch_rows_to_l1(int to_l1);
+/// Whether depthwise backprop input prefetches its next out_backprop row into L1 (prefetcht0)
+/// rather than L2 (prefetcht1; RowLines::step) where the row fits L1: on AMD cores yes, elsewhere
+/// no (not measured on Intel cores, whose L2 prefetches already hold an L1 fill buffer each). On
+/// the Zen 4 guest it was level with L2 prefetches in most A/B sets and faster in one spell when
+/// the L2-prefetching build ran slow (MobileNet dw1 1.27 -> 0.88 ms); backprop filter, which walks
+/// its rows a vector of channels per pass, read slower into L1 outside that spell and keeps L2
+/// prefetches. The sets and their figures: bench/zen4-2026-12-04/README.md. Not measured on rows
+/// larger than MobileNet's (14 and 28 KiB). override_depthwise_input_rows_to_l1(0 or 1) forces
+/// it for tests, -1 restores the CPU's; not while an op runs.
+bool depthwise_input_rows_to_l1();
+void override_depthwise_input_rows_to_l1(int to_l1);
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);
@@ -135,7 +132,8 @@ inline bool over_twice_l2(int64_t bytes) {
 
 /// Whether a depthwise backprop op prefetches the source rows its next result row (backprop
 /// input; why: kernels_impl.h, depthwise_run) or row group (backprop filter:
-/// depthwise_filter_group) reads first into L2: where each of `threads` threads' share of
+/// depthwise_filter_group) reads first into L2 (backprop input's into L1 on AMD cores:
+/// depthwise_input_rows_to_l1): where each of `threads` threads' share of
 /// out_backprop (`source_bytes`) outgrows twice its L2, so that the rows come from L3 or memory,
 /// and a row of `row_bytes`, prefetched a row ahead, stays in L2 (a sixteenth of it; a row of
 /// millions of columns would be evicted before it is read).

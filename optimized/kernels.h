@@ -75,28 +75,25 @@ struct PieceLines {
 };
 
 /// The lines of `rows` rows of `row_bytes` bytes each, `ld` bytes apart from `first` on, prefetched
-/// into L2 one per step() (a row's first line at its first byte, then each following line's start:
-/// every address inside a row). Addresses are integers until issued, so no pointer leaves its
-/// array.
+/// into L2 (into L1: step<true>) one per step() (a row's first line at its first byte, then each
+/// following line's start: every address inside a row). Addresses are integers until issued, so no
+/// pointer leaves its array.
 struct RowLines {
   uintptr_t row = 0, at = 0, end = 0, ld = 0, row_bytes = 0;
   int64_t rows = 0;
-  bool to_l1 = false;  // into L1 (prefetcht0) rather than L2 (prefetch_rows_to_l1, internal.h)
   RowLines() = default;
-  RowLines(const void* first, int64_t rows_, int64_t row_bytes_, int64_t ld_, bool to_l1_ = false)
+  RowLines(const void* first, int64_t rows_, int64_t row_bytes_, int64_t ld_)
       : row(reinterpret_cast<uintptr_t>(first)),
         at(row),
         end(row + row_bytes_),
         ld(static_cast<uintptr_t>(ld_)),
         row_bytes(static_cast<uintptr_t>(row_bytes_)),
-        rows(first != nullptr && row_bytes_ > 0 ? rows_ : 0),
-        to_l1(to_l1_) {}
+        rows(first != nullptr && row_bytes_ > 0 ? rows_ : 0) {}
+  // (L1: prefetcht0, into L1, where the caller asks for it: depthwise_input_rows_to_l1.)
+  template <bool L1 = false>
   void step() {
     if (rows <= 0) return;
-    if (to_l1)
-      __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 3);
-    else
-      __builtin_prefetch(reinterpret_cast<const void*>(at), 0, 2);
+    __builtin_prefetch(reinterpret_cast<const void*>(at), 0, L1 ? 3 : 2);
     at = (at | (kLine - 1)) + 1;
     if (at < end) return;
     if (--rows == 0) return;
@@ -105,8 +102,9 @@ struct RowLines {
     end = row + row_bytes;
   }
   /// Up to n steps (fewer where the lines run out).
+  template <bool L1 = false>
   void steps(int64_t n) {
-    for (; n > 0 && rows > 0; --n) step();
+    for (; n > 0 && rows > 0; --n) step<L1>();
   }
   /// The steps left in the current row (all of a one-row walk's before its first step).
   int64_t row_lines_left() const {
@@ -279,10 +277,11 @@ struct DepthwiseRow {
   // (stream_depthwise_rows, internal.h).
   bool stream = false;
   // The highest source row the next result row reads, where this row does not (set_next_rows,
-  // internal.h), prefetched into L2 across this row's longest run; null: none.
+  // internal.h), prefetched into L2 (L1 where next_to_l1) across this row's longest run; null:
+  // none.
   const T* next_src = nullptr;
   int64_t next_src_elements = 0;
-  bool next_to_l1 = false;  // into L1 (RowLines::to_l1)
+  bool next_to_l1 = false;  // into L1 (depthwise_input_rows_to_l1, internal.h; RowLines::step)
 };
 
 /// Depthwise backprop filter over some output rows (multiplier 1):

@@ -341,11 +341,19 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
   const int64_t tiles = run.count / TB;
   const int64_t per_tile = next != nullptr && tiles > 0 ? (next_lines + tiles - 1) / tiles : 0;
   int64_t t = 0;
+  // (Into L1 where p.next_to_l1: RowLines::step<true>; its other users keep no such branch.)
+  auto issue = [&](int64_t n) __attribute__((always_inline)) {
+    if (next == nullptr) return;
+    if (p.next_to_l1)
+      next->steps<true>(n);
+    else
+      next->steps(n);
+  };
   for (; t + TB <= run.count; t += TB) {
-    if (next != nullptr) next->steps(per_tile);
+    issue(per_tile);
     depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
   }
-  if (next != nullptr) next->steps(next_lines);
+  issue(next_lines);
   for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
 }
 
@@ -387,7 +395,7 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // whose out_backprop stays in the threads' L2s do not take it (prefetch_next_rows, internal.h):
 // 14x14x512 read 8 % slower with it at 2 threads. The forward op, where the same rows would be
 // the input's, read level (dw1, dw3) and does not take it. Not measured on the Xeon guests, whose
-// L3 holds these layers.
+// L3 holds these layers. Since 2026-12-04 into L1 on AMD cores (depthwise_input_rows_to_l1).
 template <class S>
 inline void depthwise_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                           const RunTaps<typename S::T>& taps, bool first, RowLines* next,
@@ -419,7 +427,7 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
     for (int64_t r = 1; r < p.nruns; ++r)
       if (p.runs[r].count > p.runs[longest].count) longest = r;
     const int64_t bytes = p.next_src_elements * static_cast<int64_t>(sizeof(T));
-    next = RowLines(p.next_src, 1, bytes, bytes, p.next_to_l1);
+    next = RowLines(p.next_src, 1, bytes, bytes);
     next_lines = next.row_lines_left();
   }
   for (int64_t r = 0; r < p.nruns; ++r) {

@@ -923,7 +923,8 @@ int64_t highest_dy_row(const Geometry& g, int64_t r) {
 // stride 1, stride 2 (half the input rows add none), dilation 2, f64; none where a row outgrows
 // L2 / 16 (4 KiB), out_backprop fits (80 KiB; backprop filter's 40 KiB beside an input of 160),
 // or with a multiplier. Backprop filter also with 5x5 taps (rows of more entries than a group).
-// Backprop input's go into L2 or, where prefetch_rows_to_l1 (AMD), into L1: both ways, forced.
+// Backprop input's go into L2 or, where depthwise_input_rows_to_l1 (AMD), into L1: both ways,
+// forced.
 BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
   struct Case {
     const char* text;
@@ -968,8 +969,8 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
     opt::override_cache_sizes(8 * 1024, 32 * 1024);
     testbed::expect_pass_exact_and_real(optimized(), c.text, {}, what);
     for (int to_l1 = 0; to_l1 < (input ? 2 : 1); ++to_l1) {
-      opt::override_prefetch_rows_to_l1(to_l1);
-      const std::string into = what + (to_l1 ? " (into L1)" : " (into L2)");
+      opt::override_depthwise_input_rows_to_l1(to_l1);
+      const std::string into = !input ? what : what + (to_l1 ? " (into L1)" : " (into L2)");
       hook();
       const std::vector<unsigned char> fetched =
           testbed::bytes(testbed::result_of(optimized(), p, in));
@@ -988,7 +989,7 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits) {
       }
       BOOST_TEST((fetched == plain), into << ": results with and without the prefetch differ");
     }
-    opt::override_prefetch_rows_to_l1(-1);
+    opt::override_depthwise_input_rows_to_l1(-1);
     opt::clear_cache_override();
   });
   omp_set_num_threads(saved);
