@@ -44,6 +44,10 @@ fi
 # (measured passing 2026-11-26: the package holds the module and loads it from beside its
 # extension).
 eigen_modules=${CONVCHECK_PYTHON_EIGEN_MODULES:-OFF}
+# optimized/'s kernels for the ISAs this CPU runs (scripts/cpu-isa.sh, as the sanitizer builds do):
+# the AVX-512 file is 74 s of one core on a Zen 1 CI guest and could never run there. A user's
+# `pip install` builds every ISA (the default, dispatch).
+. "$src/scripts/cpu-isa.sh"  # opt_isa
 # (Eigen's kernels at -O1 in this test's package, comparators/CMakeLists.txt: its pytest suite
 # runs small problems, and the -O3 copy was minutes of CI's 90 on a 2-vCPU Zen 3 guest.)
 echo "test_python: pip install $src (build dir $build/python-build)"
@@ -52,6 +56,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}
 if ! pip install -q --no-build-isolation \
   -C build-dir="$build/python-build" -C cmake.define.CONVCHECK_WERROR=ON \
   -C cmake.define.CONVCHECK_EIGEN_MODULES="$eigen_modules" \
+  -C cmake.define.CONVCHECK_OPTIMIZED_ISA="$opt_isa" \
   -C cmake.define.CONVCHECK_EIGEN_KERNELS_FLAGS=-O1 "$src" >"$build/python-install.log" 2>&1; then
   echo "FAIL: pip install of the package:"; tail -40 "$build/python-install.log"; exit 1
 fi
