@@ -43,11 +43,12 @@ fi
 # package test of the modules skips with that reason; CONVCHECK_PYTHON_EIGEN_MODULES=avx2 runs it
 # (measured passing 2026-11-26: the package holds the module and loads it from beside its
 # extension).
-eigen_modules=${CONVCHECK_PYTHON_EIGEN_MODULES:-OFF}
 # optimized/'s kernels for the ISAs this CPU runs (scripts/cpu-isa.sh, as the sanitizer builds do):
 # the AVX-512 file is 74 s of one core on a Zen 1 CI guest and could never run there. A user's
 # `pip install` builds every ISA (the default, dispatch).
+# Sourced before the next line: it sets eigen_modules too, which this test decides itself.
 . "$src/scripts/cpu-isa.sh"  # opt_isa
+eigen_modules=${CONVCHECK_PYTHON_EIGEN_MODULES:-OFF}
 # (Eigen's kernels at -O1 in this test's package, comparators/CMakeLists.txt: its pytest suite
 # runs small problems, and the -O3 copy was minutes of CI's 90 on a 2-vCPU Zen 3 guest.)
 echo "test_python: pip install $src (build dir $build/python-build)"
