@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=${FUZZ_TARGETS:-descriptor npy suite results}
 jobs=$(nproc)
+. scripts/ccache-env.sh
 
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCONVCHECK_FUZZ=ON -DCONVCHECK_CUDA=OFF \
   -DCONVCHECK_ONEDNN=OFF -DCONVCHECK_EIGEN_MODULES=OFF >/dev/null

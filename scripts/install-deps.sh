@@ -3,6 +3,7 @@
 # Idempotent: packages already present are skipped, so the README commands stay cheap to rerun.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build git python3
+      ccache               # the compiler cache of the scripts' builds (scripts/ccache-env.sh)
       libseccomp-dev       # the plugin host's system-call filter (plugins/sandbox_apply.cpp)
       libboost-test-dev libboost-program-options-dev libeigen3-dev librapidcheck-dev
       nlohmann-json3-dev   # the JSON library of every report file (core/json.h)

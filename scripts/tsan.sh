@@ -27,6 +27,7 @@ jobs=$(nproc)
 # No eigen ISA modules, optimized/'s kernels only for the ISAs this CPU runs, and line tables only
 # (as the sanitizer build in scripts/test.sh: compile time).
 . scripts/cpu-isa.sh  # opt_isa
+. scripts/ccache-env.sh
 CC=clang CXX=clang++ cmake -S . -B build-tsan -G Ninja -DCONVCHECK_CUDA=OFF -DCONVCHECK_ONEDNN=OFF \
   -DCONVCHECK_OPTIMIZED_ISA="$opt_isa" \
   -DCONVCHECK_EIGEN_MODULES=OFF -DCONVCHECK_EIGEN_KERNELS_FLAGS=-O0 \
