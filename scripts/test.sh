@@ -37,7 +37,10 @@ stage "build"
 cmake -S . -B build -G Ninja -DCONVCHECK_WERROR=ON -DCONVCHECK_EIGEN_MODULES="$eigen_modules"
 cmake --build build -j "$jobs"
 stage "every CTest suite"
-ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_ARGS:-}
+ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_ARGS:-} \
+  --output-junit ctest-junit.xml
+# (ctest's summary names a skipped test, not why: scripts/ctest-skips.py prints each one's reason.)
+python3 scripts/ctest-skips.py build/ctest-junit.xml
 
 stage "AddressSanitizer + UBSan build"
 # Without the eigen ISA modules (3 minutes of compile each; the same source as the baseline
@@ -73,7 +76,9 @@ cmake --build build-asan -j "$jobs"
 # under ASan on the Zen 3 guest; the CPU-model matrix is not built with the sanitizers).
 stage "the suites under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python|isa' ${CTEST_ARGS:-}
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python|isa' ${CTEST_ARGS:-} \
+  --output-junit ctest-junit.xml
+python3 scripts/ctest-skips.py build-asan/ctest-junit.xml
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
   stage "ThreadSanitizer (scripts/tsan.sh)"
