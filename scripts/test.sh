@@ -40,7 +40,7 @@ stage "every CTest suite"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE 'large|long' ${CTEST_ARGS:-} \
   --output-junit ctest-junit.xml
 # (ctest's summary names a skipped test, not why: scripts/ctest-skips.py prints each one's reason.)
-python3 scripts/ctest-skips.py build/ctest-junit.xml
+python3 scripts/ctest-skips.py build/ctest-junit.xml || true  # a report only
 
 stage "AddressSanitizer + UBSan build"
 # Without the eigen ISA modules (3 minutes of compile each; the same source as the baseline
@@ -78,7 +78,7 @@ stage "the suites under ASan + UBSan"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE 'slow|large|long|slurm|python|isa' ${CTEST_ARGS:-} \
   --output-junit ctest-junit.xml
-python3 scripts/ctest-skips.py build-asan/ctest-junit.xml
+python3 scripts/ctest-skips.py build-asan/ctest-junit.xml || true
 
 if [ -z "${CONVCHECK_QUICK:-}" ]; then
   stage "ThreadSanitizer (scripts/tsan.sh)"
