@@ -86,6 +86,7 @@ bool g_allow_packed = true;    // allow_packed_filter (tests)
 std::atomic<int64_t> g_streamed_calls{0};
 std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_tests
+std::atomic<int64_t> g_panel_calls{0};    // packed_filter_panel_calls_for_tests
 std::atomic<int64_t> g_sub_blocks{0};     // filter_sub_blocks_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
@@ -252,6 +253,7 @@ struct Packs {
   std::vector<Segment> seg_in_place, seg_x, seg_dy;
   int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
   int64_t split_passes = 0;   // those of units that split the input's panels (split_q)
+  int64_t panel_calls = 0;    // packed_runs' calls of several tiles (FilterTile::panels)
   int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
   int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
 };
@@ -327,9 +329,12 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           assert(first >= out && first + (tile_mr(c) - 1) * P.ldc + nr <= out + P.c_elements);
           return first;
         };
+        // One tile value for the run, its fields set per call (constructed per call, its default
+        // fields' stores cost ResNet's 3x3 layers 1-2 % on Zen 1 once FilterTile grew by the
+        // packed path's fields).
+        FilterTile<T> ft;
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
-          FilterTile<T> ft;
           ft.x = P.bside + grp * P.Mrows + q0;
           ft.x_step = P.b_step;
           ft.dy = pack ? pk->b.data() : P.vside + o0;
@@ -347,10 +352,9 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.stream = final_sums && nr == NR && reinterpret_cast<uintptr_t>(ft.c) % kLine == 0;
           pk->streamed += ft.stream ? 1 : 0;
           // (Not the later tile of a streamed call: its lines are overwritten, never read.)
-          if (P.prefetch_tiles && t + kAhead < tb && !ft.stream) {
-            ft.next_c = tile_c(ahead);
-            ft.next_mr = tile_mr(ahead);
-          }
+          const bool later = P.prefetch_tiles && t + kAhead < tb && !ft.stream;
+          ft.next_c = later ? tile_c(ahead) : nullptr;
+          ft.next_mr = later ? tile_mr(ahead) : 0;
           // The kernel issues the lines due (kernels.h, L2Prefetch); at most one of the two
           // prefetches is on (backprop_filter, prefetch_sub).
           L2Prefetch& pf = P.prefetch_sub ? next_sub : next;
@@ -463,7 +467,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
         T* const pbo = ranges ? pb + (ob - ob0) * kc * NR : pb;
         assert(pbo + kc * NR <= pk->pb.data() + pk->pb.size());
         const int64_t o0 = ob * NR;
-        for (int64_t qb = q_lo; qb < q_hi; ++qb) {
+        for (int64_t qb = q_lo; qb < q_hi;) {
           // The range's input panels are packed by the unit's first out_backprop panel's tiles,
           // each out_backprop panel by its first tile (units hold whole panels of one side and
           // all of the other: backprop_filter, grain).
@@ -482,6 +486,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           if (x_first) {
             ft.pack_x = pax;
             ft.x_slot = MR;
+            ft.x_avail = g.C - qb * MR;  // (one group: a pixel's channels from the tile's first)
           }
           if (dy_first) ft.pack_dy = pbo;
           ft.c = out + qb * MR * P.ldc + o0;
@@ -489,9 +494,22 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           ft.mr = std::min(MR, P.Mrows - qb * MR);
           ft.nr = std::min(NR, P.cols - o0);
           ft.accumulate = block > 0;  // the unit's first block stores (every tile covers its C)
-          nb.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
+          // The packed tiles of whole panels from here to the range's last, in one call
+          // (FilterTile::panels): on Zen 1 the driver's set-up and dispatch per tile were about 4 %
+          // of ResNet's 64 -> 256 layer (bench/zen1-2026-12-04/1x1), and one call per run of
+          // panels read 1.5-2 % faster (bench/zen1-2026-12-05).
+          int64_t panels = 1;
+          if (!x_first && !dy_first && ft.mr == MR) {
+            while (qb + panels < q_hi && P.Mrows - (qb + panels) * MR >= MR) ++panels;
+            ft.panels = panels;
+            ft.x_panel = lda;
+            ft.c_panel = MR * P.ldc;
+          }
+          pk->panel_calls += panels > 1 ? 1 : 0;
+          nb.take(panels, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
           P.kernel(ft);
           nb.issue_due();
+          qb += panels;
         }
       }
       ++pk->packed_passes;
@@ -517,6 +535,10 @@ int64_t packed_filter_passes_for_tests() {
 
 int64_t packed_filter_split_passes_for_tests() {
   return g_split_passes.exchange(0, std::memory_order_relaxed);
+}
+
+int64_t packed_filter_panel_calls_for_tests() {
+  return g_panel_calls.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t filter_sub_blocks_for_tests() {
@@ -869,6 +891,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     if (pk.packed_passes > 0)
       g_packed_passes.fetch_add(pk.packed_passes, std::memory_order_relaxed);
     if (pk.split_passes > 0) g_split_passes.fetch_add(pk.split_passes, std::memory_order_relaxed);
+    if (pk.panel_calls > 0) g_panel_calls.fetch_add(pk.panel_calls, std::memory_order_relaxed);
     if (pk.sub_blocks > 0) g_sub_blocks.fetch_add(pk.sub_blocks, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier

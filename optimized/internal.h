@@ -124,6 +124,8 @@ int64_t filter_sub_blocks_for_tests();
 /// Those of the passes that units holding ranges of input panels made (backprop_filter.cpp,
 /// split_q), since the last call.
 int64_t packed_filter_split_passes_for_tests();
+/// The packed path's kernel calls of several tiles (FilterTile::panels) since the last call.
+int64_t packed_filter_panel_calls_for_tests();
 /// Whether `bytes` of data outgrow twice L2: a result that would not stay in L2 for its reader, a
 /// filter whose tiles the kernels would wait on (backprop_filter.cpp).
 inline bool over_twice_l2(int64_t bytes) {

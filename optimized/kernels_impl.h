@@ -101,6 +101,7 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   // each vector's address and stream flag at the end.
   T* const c0 = p.c;
   const int64_t ldc = p.ldc, nr = p.nr, x_step = p.x_step, dy_step = p.dy_step, x_slot = p.x_slot;
+  const int64_t x_avail = p.x_avail;
   const bool stream = p.stream;
   const auto* const seg = p.seg;
   const int64_t nseg = p.nseg;
@@ -142,7 +143,8 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
         if (pack_x != nullptr) {  // this tile's MR' channels, in a slot of the table's MR
 #pragma GCC unroll 64
           for (int c = 0; c < MR; c += W)
-            S::store(pack_x + c, MR - c >= W ? S::load(x + c) : S::load_n(x + c, MR - c));
+            S::store(pack_x + c,
+                     MR - c >= W || x_avail - c >= W ? S::load(x + c) : S::load_n(x + c, MR - c));
           pack_x += x_slot;
         }
       }
@@ -210,14 +212,38 @@ auto filter_kernel_for(const FilterTile<typename S::T>& p) {
   return fn[p.mr];
 }
 
+// FilterTile::panels > 1 (never with packing or next_c): the tiles one after another, the lines
+// spread evenly, each tile's from where the last one's ended. Out of line, so that filter_kernel
+// stays a leaf that jumps to its kernel for the one-tile calls (tap_runs': no difference measured
+// either way).
+template <class S, int MR, int NV>
+__attribute__((noinline)) void filter_kernel_panels(const FilterTile<typename S::T>& p) {
+  const auto fn = p.nr == NV * S::W ? filter_kernel_for<S, MR, NV, true>(p)
+                                    : filter_kernel_for<S, MR, NV, false>(p);
+  FilterTile<typename S::T> q = p;
+  const int64_t per = (p.pf_lines + p.panels - 1) / p.panels;
+  int64_t left = p.pf_lines;
+  for (int64_t i = 0; i < p.panels; ++i) {
+    q.pf_lines = std::min(per, left);
+    left -= q.pf_lines;
+    fn(q);
+    q.pf_off += q.pf_lines * kLine;
+    q.x += p.x_panel;
+    q.c += p.c_panel;
+  }
+}
+
 template <class S, int MR, int NV>
 void filter_kernel(const FilterTile<typename S::T>& p) {
   static_assert(MR >= 1 && MR <= 7, "filter tiles have 1 to 7 rows");
   if (p.mr <= 0 || p.mr > MR || p.nr <= 0) return;
-  if (p.nr == NV * S::W)
+  if (p.panels > 1) {
+    filter_kernel_panels<S, MR, NV>(p);
+  } else if (p.nr == NV * S::W) {
     filter_kernel_for<S, MR, NV, true>(p)(p);
-  else
+  } else {
     filter_kernel_for<S, MR, NV, false>(p)(p);
+  }
 }
 
 // ---- depthwise --------------------------------------------------------------------------------

@@ -1206,9 +1206,17 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         opt::override_cache_sizes(caches[k].l1d, caches[k].l2);
         opt::packed_filter_passes_for_tests();
         opt::packed_filter_split_passes_for_tests();
+        opt::packed_filter_panel_calls_for_tests();
         const std::vector<unsigned char> packed = result();
         passes[k] = opt::packed_filter_passes_for_tests();
         const int64_t split = opt::packed_filter_split_passes_for_tests();
+        const int64_t panel_calls = opt::packed_filter_panel_calls_for_tests();
+        // Calls of several tiles (FilterTile::panels) wherever a unit has two whole input panels
+        // (at least 16 channels: MR is at most 7) beside its first out_backprop panel's (which
+        // pack) under the large caches: more than two of the widest panels (64 floats).
+        const Problem& pr = checked.problem();
+        if (k == 0 && threads == 1 && passes[0] > 0 && pr.filter[2] >= 16 && pr.filter[3] > 128)
+          BOOST_TEST(panel_calls > 0, what << ": no call of several tiles");
         BOOST_TEST(split == (c.split ? passes[k] : 0),
                    what << ": " << split << " of " << passes[k] << " passes split the input");
         opt::allow_packed_filter(false);
