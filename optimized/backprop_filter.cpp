@@ -1,6 +1,7 @@
 // Conv2DBackpropFilter (spec B §3.3): per tap, a GEMM of the shifted input's transpose with
 // out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile), or
-// for most 1x1 filters packed on first use (packed_runs).
+// for most 1x1 filters packed on first use (packed_runs); where the filter is at least the
+// activations, the input is packed once per call into panels of MR channels (pack_input).
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -81,8 +82,10 @@ namespace convcheck::opt {
 
 namespace {
 
-bool g_allow_mirrored = true;  // allow_mirrored_filter (tests)
-bool g_allow_packed = true;    // allow_packed_filter (tests)
+bool g_allow_mirrored = true;                          // allow_mirrored_filter (tests)
+bool g_allow_packed = true;                            // allow_packed_filter (tests)
+InputPacking g_input_packing = InputPacking::by_rule;  // set_input_packing_for_tests
+std::atomic<int64_t> g_packed_input_calls{0};
 std::atomic<int64_t> g_streamed_calls{0};
 std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_tests
@@ -139,8 +142,13 @@ struct Plan {
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
-  int64_t lda = 0;              // packed: the input panels' stride (out_backprop's: kc * NR)
-  int64_t q_panels = 0;         // packed: input panels (q blocks) per range at most
+  // tap_runs with the input packed (backprop_filter, pack_input): q block qb's MR channels of
+  // every input pixel at xpack + qb * xpack_panel + pixel * MR; Segment::x and b_step count in
+  // those MR-element slots. Null: the input in place.
+  const T* xpack = nullptr;
+  int64_t xpack_panel = 0;
+  int64_t lda = 0;       // packed: the input panels' stride (out_backprop's: kc * NR)
+  int64_t q_panels = 0;  // packed: input panels (q blocks) per range at most
   // packed: units hold ranges of input panels (tiles t = qb * oblocks + ob), each passing every
   // out_backprop panel, rather than out_backprop panels (t = ob * qblocks + qb)
   bool split_q = false;
@@ -335,7 +343,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         FilterTile<T> ft;
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
-          ft.x = P.bside + grp * P.Mrows + q0;
+          ft.x = P.xpack ? P.xpack + qb * P.xpack_panel : P.bside + grp * P.Mrows + q0;
           ft.x_step = P.b_step;
           ft.dy = pack ? pk->b.data() : P.vside + o0;
           ft.dy_step = pack ? NR : P.v_step;
@@ -541,6 +549,14 @@ int64_t packed_filter_panel_calls_for_tests() {
   return g_panel_calls.exchange(0, std::memory_order_relaxed);
 }
 
+void set_input_packing_for_tests(InputPacking packing) {
+  g_input_packing = packing;
+}
+
+int64_t packed_input_filter_calls_for_tests() {
+  return g_packed_input_calls.exchange(0, std::memory_order_relaxed);
+}
+
 int64_t filter_sub_blocks_for_tests() {
   return g_sub_blocks.exchange(0, std::memory_order_relaxed);
 }
@@ -632,6 +648,21 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, kBlockPixels);
   const bool packed = g_allow_packed && ((one_tap_wide && g.Cf > widest_nr) || big_one_tap);
   const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
+  // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
+  // least the activations (one chunk of one block, below: each input panel is read by every tap
+  // and out_backprop panel of the whole layer). In place, a tile's input is a line per pixel, the
+  // channel stride apart: ResNet conv5's 2 KiB maps them to two L1 sets, and each tile read 392
+  // lines from L2 or L3 for 6 channels of each; packed, 147 contiguous ones. Zen 1, paired
+  // against oneDNN (bench/zen1-2026-12-05): conv5 0.93 -> 1.25 at 1 thread, 1.21 -> 1.67 at 2;
+  // DCGAN g2 1.53 -> 1.62 and 1.95 -> 1.98. Packed on every 3x3 / 5x5 layer (a scratch build),
+  // those of several blocks lost: conv3 stride 2 1.08 -> 0.99, DCGAN g4 1.18 -> 1.10, conv2 3x3
+  // 1.17 -> 1.13 (one pass per call, and without the sub-block input prefetch), so they read in
+  // place. Not on AVX-512: unmeasured there. The pass is a copy: the sums do not change.
+  const bool pack_input = taps > 1 && g.G == 1 && !packed && !mirrored &&
+                          (g_input_packing == InputPacking::wherever_possible ||
+                           (g_input_packing == InputPacking::by_rule && kt.isa != Isa::avx512 &&
+                            filter_elements >= activation_elements));
+  const int64_t x_unit = pack_input ? kt.mr : g.C;  // an input pixel's elements in Segment::x
 
   // Segments of every (tap, output row), in that order.
   std::vector<Segment> seg(static_cast<std::size_t>(taps * rows));
@@ -648,7 +679,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
           s = {0, 0, 0};
           continue;
         }
-        s.x = ((n * g.H + r) * g.W + j_lo * g.sw + off) * g.C;
+        s.x = ((n * g.H + r) * g.W + j_lo * g.sw + off) * x_unit;
         s.dy = (row * g.OW + j_lo) * g.O;
         s.count = j_hi - j_lo;
         if (mirrored) std::swap(s.x, s.dy);
@@ -658,7 +689,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 
   // A segment with two or more columns has sw < W; otherwise the step is never taken, and
   // clamping keeps a huge stride's sw * C from overflowing.
-  const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
+  const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * x_unit;
   const int64_t cols = mirrored ? g.Cf : Og;  // C's columns per group
   const int variant = kt.variant_for(cols);
   Plan<T> P;
@@ -807,6 +838,16 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       !P.prefetch_next && !P.stream && !mirrored && taps > 1 && block_input > cache.l2 / 2;
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
   // c > 0 into partial + (c - 1) * filter_elements.
+  // The packed input (pack_input): the prefetches' input spans are in the input's layout, so
+  // they are off with it (the rule's layers are one chunk of one block, so there is no next block;
+  // the sub-block prefetch is only for an input over half of L2).
+  const int64_t input_pixels = g.N * g.H * g.W;
+  if (pack_input) {
+    P.xpack_panel = input_pixels * P.MR;
+    P.xpack = scratch_array<T>(ScratchSlot::packed_input, P.qblocks * P.xpack_panel);
+    P.prefetch_next = false;
+    P.prefetch_sub = false;
+  }
   const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);
   T* const sums = scratch_filters > 0 ? scratch_array<T>(ScratchSlot::partial_sums,
                                                          scratch_filters * filter_elements)
@@ -857,6 +898,14 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 #else
     const int tid = 0, nt = 1;
 #endif
+    if (pack_input) {  // pixel by pixel, each pixel's channels into the q blocks' slots
+      T* const xp = const_cast<T*>(P.xpack);
+#pragma omp for schedule(static)
+      for (int64_t px = 0; px < input_pixels; ++px)
+        for (int64_t qb = 0; qb < P.qblocks; ++qb)
+          copy_short(x + px * g.C + qb * P.MR, std::min(P.MR, g.C - qb * P.MR),
+                     xp + qb * P.xpack_panel + px * P.MR);
+    }
 #pragma omp single
     units = std::make_unique<StealingRanges>(items * runs_per_item, nt, 1);
     Packs<T> pk;
@@ -915,6 +964,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
         for (int64_t o = 0; o < g.O; ++o) dw[q * g.O + o] = first[o * g.Cf + q];
     }
   }
+  if (pack_input) g_packed_input_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 template void backprop_filter<float>(const Geometry&, const float*, const float*, float*, bool);

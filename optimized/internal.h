@@ -56,7 +56,15 @@ class Buffer {
 /// fault in fresh pages for its large workspaces every time: get() returns at least `bytes` bytes,
 /// 64-byte aligned, valid until the next get() of the same slot on the same thread. Buffers above
 /// kScratchKeep bytes are released at the next get() instead of kept.
-enum class ScratchSlot { packed_filter, operand_a, operand_b, result, partial_sums, count };
+enum class ScratchSlot {
+  packed_filter,
+  operand_a,
+  operand_b,
+  result,
+  partial_sums,
+  packed_input,
+  count
+};
 void* scratch(ScratchSlot slot, std::size_t bytes);
 template <class T>
 T* scratch_array(ScratchSlot slot, int64_t n) {
@@ -126,6 +134,13 @@ int64_t filter_sub_blocks_for_tests();
 int64_t packed_filter_split_passes_for_tests();
 /// The packed path's kernel calls of several tiles (FilterTile::panels) since the last call.
 int64_t packed_filter_panel_calls_for_tests();
+/// Where backprop filter reads the input from packed panels (backprop_filter.cpp, pack_input):
+/// never, by its rule (the default), or wherever it can (several taps, one group): for the test
+/// that the packed input's result is bitwise the in-place one. Not while an op runs.
+enum class InputPacking { never, by_rule, wherever_possible };
+void set_input_packing_for_tests(InputPacking packing);
+/// backprop filter's calls that read the input from packed panels, since the last call.
+int64_t packed_input_filter_calls_for_tests();
 /// Whether `bytes` of data outgrow twice L2: a result that would not stay in L2 for its reader, a
 /// filter whose tiles the kernels would wait on (backprop_filter.cpp).
 inline bool over_twice_l2(int64_t bytes) {

@@ -1246,6 +1246,69 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
   omp_set_num_threads(saved);
 }
 
+// Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) against the
+// input in place, bitwise: one chunk of one block (the rule's layers), and under small caches
+// several blocks, sub-blocks and chunks (forced: wherever_possible), at 1 and 2 threads.
+BOOST_AUTO_TEST_CASE(packed_input_backprop_filter_is_bitwise_the_in_place_one) {
+  struct Case {
+    const char* text;
+    bool rule;      // the filter at least the activations: packed by the rule (not on AVX-512)
+    bool possible;  // several taps, one group
+  };
+  const Case cases[] = {
+      // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations
+      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x48,padding=SAME", true, true},
+      // DCGAN g2's: 5x5 stride 2, a last q block of 3 channels (40 = 6 * 6 + 4 under MR 6)
+      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x40,stride=2x2,padding=SAME", true,
+       true},
+      {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x20,padding=SAME,dtype=f64", true, true},
+      {"conv2d_backprop_filter:input=1x6x7x30,filter=3x3x30x20,padding=SAME,format=NCHW,dtype=bf16",
+       true, true},
+      // dilated, uneven padding, the activations larger: by force only
+      {"conv2d_backprop_filter:input=2x9x9x20,filter=3x3x20x33,dilation=2x2,padding=1:2:0:1", false,
+       true},
+      // several blocks and sub-blocks under the small caches, out_backprop packed per sub-block
+      {"conv2d_backprop_filter:input=2x14x14x16,filter=3x3x16x40,padding=SAME", false, true},
+      // two groups: never packed
+      {"conv2d_backprop_filter:input=1x6x6x16,filter=3x3x8x16,padding=SAME", false, false},
+  };
+  const int saved = omp_get_max_threads();
+  for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
+    const CheckedProblem checked(parse_problem(c.text));
+    const testbed::Operands2 in = testbed::random_operands(checked.problem(), 321);
+    auto result = [&](opt::InputPacking packing, int64_t* calls) {
+      opt::set_input_packing_for_tests(packing);
+      opt::packed_input_filter_calls_for_tests();
+      std::vector<unsigned char> r = result_at(checked, in, 0, 0xFF);
+      *calls = opt::packed_input_filter_calls_for_tests();
+      opt::set_input_packing_for_tests(opt::InputPacking::by_rule);
+      return r;
+    };
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      for (bool small : {false, true}) {
+        if (small) opt::override_cache_sizes(4 * 1024, 16 * 1024);
+        const std::string how = what + ", " + std::to_string(threads) + " threads" +
+                                (small ? ", 4 KiB L1, 16 KiB L2" : "");
+        int64_t never = 0, forced = 0, ruled = 0;
+        const std::vector<unsigned char> plain = result(opt::InputPacking::never, &never);
+        const std::vector<unsigned char> packed =
+            result(opt::InputPacking::wherever_possible, &forced);
+        const std::vector<unsigned char> by_rule = result(opt::InputPacking::by_rule, &ruled);
+        if (small) opt::clear_cache_override();
+        BOOST_TEST(!plain.empty());
+        BOOST_TEST((packed == plain), how << ": packed input");
+        BOOST_TEST((by_rule == plain), how << ": by the rule");
+        BOOST_TEST(never == 0, how << ": packed when never");
+        BOOST_TEST((forced > 0) == c.possible, how << ": " << forced << " calls packed, forced");
+        const bool rule = c.rule && isa != opt::Isa::avx512;
+        BOOST_TEST((ruled > 0) == rule, how << ": " << ruled << " calls packed by the rule");
+      }
+    }
+  });
+  omp_set_num_threads(saved);
+}
+
 // The same paths under small caches (opt::override_cache_sizes), where small problems reach what
 // only large ones reach with the machine's caches: backprop filter in row chunks (4 of 13 rows
 // for 1x13x20x12, one block each, read in place in sub-blocks of a row under AVX-512; 2x13x20x24:
