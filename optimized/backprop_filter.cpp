@@ -143,8 +143,8 @@ struct Plan {
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   // tap_runs with the input packed (backprop_filter, pack_input): q block qb's MR channels of
-  // every input pixel at xpack + qb * xpack_panel + pixel * MR; Segment::x and b_step count in
-  // those MR-element slots. Null: the input in place.
+  // every input pixel at xpack + qb * xpack_panel + pixel * MR; Segment::x and b_step are then
+  // offsets into a panel (pixel * MR). Null: the input in place.
   const T* xpack = nullptr;
   int64_t xpack_panel = 0;
   int64_t lda = 0;       // packed: the input panels' stride (out_backprop's: kc * NR)
@@ -337,9 +337,9 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           assert(first >= out && first + (tile_mr(c) - 1) * P.ldc + nr <= out + P.c_elements);
           return first;
         };
-        // One tile value for the run, its fields set per call (constructed per call, its default
-        // fields' stores cost ResNet's 3x3 layers 1-2 % on Zen 1 once FilterTile grew by the
-        // packed path's fields).
+        // One tile value for the run, its fields set per call: constructed per call, with the
+        // packed path's four fields more to default, it cost ResNet conv2 3x3, the dilated layer
+        // and DCGAN g2 1.5-2 % on Zen 1 (bench/zen1-2026-12-05).
         FilterTile<T> ft;
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
           const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
@@ -648,21 +648,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t packed_kc = std::clamp<int64_t>(cache.l1d / (widest_nr * elem), 16, kBlockPixels);
   const bool packed = g_allow_packed && ((one_tap_wide && g.Cf > widest_nr) || big_one_tap);
   const bool mirrored = !packed && g_allow_mirrored && one_tap_wide;
-  // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
-  // least the activations (one chunk of one block, below: each input panel is read by every tap
-  // and out_backprop panel of the whole layer). In place, a tile's input is a line per pixel, the
-  // channel stride apart: ResNet conv5's 2 KiB maps them to two L1 sets, and each tile read 392
-  // lines from L2 or L3 for 6 channels of each; packed, 147 contiguous ones. Zen 1, paired
-  // against oneDNN (bench/zen1-2026-12-05): conv5 0.93 -> 1.25 at 1 thread, 1.21 -> 1.67 at 2;
-  // DCGAN g2 1.53 -> 1.62 and 1.95 -> 1.98. Packed on every 3x3 / 5x5 layer (a scratch build),
-  // those of several blocks lost: conv3 stride 2 1.08 -> 0.99, DCGAN g4 1.18 -> 1.10, conv2 3x3
-  // 1.17 -> 1.13 (one pass per call, and without the sub-block input prefetch), so they read in
-  // place. Not on AVX-512: unmeasured there. The pass is a copy: the sums do not change.
-  const bool pack_input = taps > 1 && g.G == 1 && !packed && !mirrored &&
-                          (g_input_packing == InputPacking::wherever_possible ||
-                           (g_input_packing == InputPacking::by_rule && kt.isa != Isa::avx512 &&
-                            filter_elements >= activation_elements));
-  const int64_t x_unit = pack_input ? kt.mr : g.C;  // an input pixel's elements in Segment::x
 
   // Segments of every (tap, output row), in that order.
   std::vector<Segment> seg(static_cast<std::size_t>(taps * rows));
@@ -679,7 +664,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
           s = {0, 0, 0};
           continue;
         }
-        s.x = ((n * g.H + r) * g.W + j_lo * g.sw + off) * x_unit;
+        s.x = ((n * g.H + r) * g.W + j_lo * g.sw + off) * g.C;
         s.dy = (row * g.OW + j_lo) * g.O;
         s.count = j_hi - j_lo;
         if (mirrored) std::swap(s.x, s.dy);
@@ -689,7 +674,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 
   // A segment with two or more columns has sw < W; otherwise the step is never taken, and
   // clamping keeps a huge stride's sw * C from overflowing.
-  const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * x_unit;
+  const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
   const int64_t cols = mirrored ? g.Cf : Og;  // C's columns per group
   const int variant = kt.variant_for(cols);
   Plan<T> P;
@@ -744,7 +729,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // Filter tiles over twice L2 are streamed or prefetched by the kernel (stream below, kAhead),
   // not here.
   P.c_elements = filter_elements;
-  if (taps > 1 && filter_elements >= activation_elements) P.block_rows = rows;
+  const bool filter_dominated = filter_elements >= activation_elements;
+  if (taps > 1 && filter_dominated) P.block_rows = rows;
   const int64_t chunk_rows = ceil_div(rows, chunks);  // the longest chunk's output rows
   // (filter_elements times 8 fits int64, core/problem.h)
   const bool big_filter = over_twice_l2(filter_elements * elem);
@@ -836,18 +822,43 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // (One sub-block, stream: no next one.)
   P.prefetch_sub =
       !P.prefetch_next && !P.stream && !mirrored && taps > 1 && block_input > cache.l2 / 2;
-  // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
-  // c > 0 into partial + (c - 1) * filter_elements.
-  // The packed input (pack_input): the prefetches' input spans are in the input's layout, so
-  // they are off with it (the rule's layers are one chunk of one block, so there is no next block;
-  // the sub-block prefetch is only for an input over half of L2).
+
+  // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
+  // least the activations and the layer is one sub-block: one chunk of one block (above), each
+  // input panel read by every tap and out_backprop panel of the layer. In place, a tile's input
+  // is a line per pixel, the channel stride apart: ResNet conv5's 2 KiB maps them to two L1 sets,
+  // and each tile read its 392 lines from L2 or L3 for 6 channels of each; packed, 147
+  // contiguous ones. Zen 1, paired against oneDNN (bench/zen1-2026-12-05): conv5 0.93 -> 1.25 at
+  // 1 thread, 1.21 -> 1.67 at 2; DCGAN g2 1.53 -> 1.62 and 1.95 -> 1.98. Packed on every 3x3 /
+  // 5x5 layer (a scratch build), the layers of several blocks or sub-blocks lost or stayed level:
+  // conv3 stride 2 1.08 -> 0.99, DCGAN g4 1.18 -> 1.10, conv2 3x3 1.17 -> 1.13, dilated 1.49 ->
+  // 1.45, conv3 and conv4 3x3 level (a pass per call, and no input prefetch for the next block or
+  // sub-block), so they read in place, as does a filter-dominated layer of several sub-blocks
+  // (conv5 where its sums are not streamed: unmeasured). Only with the AVX2 kernels: AVX-512 and
+  // the portable kernels are unmeasured. The pass is a copy: the sums do not change.
+  const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows);
+  const bool pack_input = taps > 1 && g.G == 1 && g.C > 0 && !packed && !mirrored &&
+                          (g_input_packing == InputPacking::wherever_possible ||
+                           (g_input_packing == InputPacking::by_rule && kt.isa == Isa::avx2 &&
+                            filter_dominated && one_sub_block));
   const int64_t input_pixels = g.N * g.H * g.W;
+  T* const xpack =
+      pack_input ? scratch_array<T>(ScratchSlot::packed_input, P.qblocks * input_pixels * P.MR)
+                 : nullptr;
   if (pack_input) {
+    // Segment::x and the input's step as offsets into a panel (pixel * MR). The prefetches' input
+    // spans are in the input's layout, so they are off (the rule's layers have no next block or
+    // sub-block to prefetch).
+    for (Segment& s : seg) s.x = s.x / g.C * P.MR;
+    P.x_step = P.b_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * P.MR;
+    P.xpack = xpack;
     P.xpack_panel = input_pixels * P.MR;
-    P.xpack = scratch_array<T>(ScratchSlot::packed_input, P.qblocks * P.xpack_panel);
     P.prefetch_next = false;
     P.prefetch_sub = false;
   }
+
+  // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
+  // c > 0 into partial + (c - 1) * filter_elements.
   const int64_t scratch_filters = chunks - 1 + (mirrored ? 1 : 0);
   T* const sums = scratch_filters > 0 ? scratch_array<T>(ScratchSlot::partial_sums,
                                                          scratch_filters * filter_elements)
@@ -899,12 +910,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     const int tid = 0, nt = 1;
 #endif
     if (pack_input) {  // pixel by pixel, each pixel's channels into the q blocks' slots
-      T* const xp = const_cast<T*>(P.xpack);
 #pragma omp for schedule(static)
       for (int64_t px = 0; px < input_pixels; ++px)
         for (int64_t qb = 0; qb < P.qblocks; ++qb)
           copy_short(x + px * g.C + qb * P.MR, std::min(P.MR, g.C - qb * P.MR),
-                     xp + qb * P.xpack_panel + px * P.MR);
+                     xpack + qb * P.xpack_panel + px * P.MR);
     }
 #pragma omp single
     units = std::make_unique<StealingRanges>(items * runs_per_item, nt, 1);

@@ -221,11 +221,8 @@ __attribute__((noinline)) void filter_kernel_panels(const FilterTile<typename S:
   const auto fn = p.nr == NV * S::W ? filter_kernel_for<S, MR, NV, true>(p)
                                     : filter_kernel_for<S, MR, NV, false>(p);
   FilterTile<typename S::T> q = p;
-  const int64_t per = (p.pf_lines + p.panels - 1) / p.panels;
-  int64_t left = p.pf_lines;
   for (int64_t i = 0; i < p.panels; ++i) {
-    q.pf_lines = std::min(per, left);
-    left -= q.pf_lines;
+    q.pf_lines = p.pf_lines * (i + 1) / p.panels - p.pf_lines * i / p.panels;
     fn(q);
     q.pf_off += q.pf_lines * kLine;
     q.x += p.x_panel;

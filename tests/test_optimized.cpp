@@ -1212,10 +1212,11 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         const int64_t split = opt::packed_filter_split_passes_for_tests();
         const int64_t panel_calls = opt::packed_filter_panel_calls_for_tests();
         // Calls of several tiles (FilterTile::panels) wherever a unit has two whole input panels
-        // (at least 16 channels: MR is at most 7) beside its first out_backprop panel's (which
-        // pack) under the large caches: more than two of the widest panels (64 floats).
+        // beside the first (whose tiles pack out_backprop): 21 channels (MR is at most 7), and an
+        // out_backprop panel beside the first (whose tiles pack the input): more than the widest
+        // panel's 64 columns.
         const Problem& pr = checked.problem();
-        if (k == 0 && threads == 1 && passes[0] > 0 && pr.filter[2] >= 16 && pr.filter[3] > 128)
+        if (k == 0 && threads == 1 && passes[0] > 0 && pr.filter[2] >= 21 && pr.filter[3] > 64)
           BOOST_TEST(panel_calls > 0, what << ": no call of several tiles");
         BOOST_TEST(split == (c.split ? passes[k] : 0),
                    what << ": " << split << " of " << passes[k] << " passes split the input");
@@ -1247,30 +1248,37 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
 }
 
 // Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) against the
-// input in place, bitwise: one chunk of one block (the rule's layers), and under small caches
-// several blocks, sub-blocks and chunks (forced: wherever_possible), at 1 and 2 threads.
+// input in place, bitwise: by the rule (one chunk of one block of one sub-block, AVX2 kernels), and
+// forced wherever it can (several taps, one group), also under small caches (several blocks and
+// sub-blocks), at 1 and 2 threads. The large caches are fixed (32 KiB L1, 512 KiB L2, Zen 1's),
+// so that which cases the rule takes does not depend on the machine.
 BOOST_AUTO_TEST_CASE(packed_input_backprop_filter_is_bitwise_the_in_place_one) {
   struct Case {
     const char* text;
-    bool rule;      // the filter at least the activations: packed by the rule (not on AVX-512)
+    bool rule;      // packed by the rule under the large caches (with the AVX2 kernels)
     bool possible;  // several taps, one group
+    bool several;   // more blocks or sub-blocks under the small caches than the large
   };
   const Case cases[] = {
       // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations
-      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x48,padding=SAME", true, true},
-      // DCGAN g2's: 5x5 stride 2, a last q block of 3 channels (40 = 6 * 6 + 4 under MR 6)
-      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x40,stride=2x2,padding=SAME", true,
-       true},
-      {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x20,padding=SAME,dtype=f64", true, true},
+      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x48,padding=SAME", true, true, false},
+      // DCGAN g2's: 5x5 stride 2; 27 input channels, a last q block of 3 under MR 6
+      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x40,stride=2x2,padding=SAME", true, true,
+       false},
+      {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x20,padding=SAME,dtype=f64", true, true,
+       false},
       {"conv2d_backprop_filter:input=1x6x7x30,filter=3x3x30x20,padding=SAME,format=NCHW,dtype=bf16",
-       true, true},
+       true, true, false},
       // dilated, uneven padding, the activations larger: by force only
       {"conv2d_backprop_filter:input=2x9x9x20,filter=3x3x20x33,dilation=2x2,padding=1:2:0:1", false,
-       true},
+       true, false},
       // several blocks and sub-blocks under the small caches, out_backprop packed per sub-block
-      {"conv2d_backprop_filter:input=2x14x14x16,filter=3x3x16x40,padding=SAME", false, true},
+      {"conv2d_backprop_filter:input=2x14x14x16,filter=3x3x16x40,padding=SAME", false, true, true},
+      // the same with a stride
+      {"conv2d_backprop_filter:input=2x15x15x12,filter=3x3x12x40,stride=2x2,padding=1:1:1:1", false,
+       true, true},
       // two groups: never packed
-      {"conv2d_backprop_filter:input=1x6x6x16,filter=3x3x8x16,padding=SAME", false, false},
+      {"conv2d_backprop_filter:input=1x6x6x16,filter=3x3x8x16,padding=SAME", false, false, false},
   };
   const int saved = omp_get_max_threads();
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
@@ -1286,23 +1294,36 @@ BOOST_AUTO_TEST_CASE(packed_input_backprop_filter_is_bitwise_the_in_place_one) {
     };
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
+      int64_t large_passes = 0;  // the forced run's sub-block passes under the large caches
       for (bool small : {false, true}) {
-        if (small) opt::override_cache_sizes(4 * 1024, 16 * 1024);
-        const std::string how = what + ", " + std::to_string(threads) + " threads" +
-                                (small ? ", 4 KiB L1, 16 KiB L2" : "");
+        if (small)
+          opt::override_cache_sizes(4 * 1024, 16 * 1024);
+        else
+          opt::override_cache_sizes(32 * 1024, 512 * 1024);
+        const std::string how = what + ", " + std::to_string(threads) + " threads, " +
+                                (small ? "4 KiB L1, 16 KiB L2" : "32 KiB L1, 512 KiB L2");
         int64_t never = 0, forced = 0, ruled = 0;
         const std::vector<unsigned char> plain = result(opt::InputPacking::never, &never);
+        opt::filter_sub_blocks_for_tests();
         const std::vector<unsigned char> packed =
             result(opt::InputPacking::wherever_possible, &forced);
+        const int64_t sub_blocks = opt::filter_sub_blocks_for_tests();
         const std::vector<unsigned char> by_rule = result(opt::InputPacking::by_rule, &ruled);
-        if (small) opt::clear_cache_override();
+        opt::clear_cache_override();
         BOOST_TEST(!plain.empty());
         BOOST_TEST((packed == plain), how << ": packed input");
         BOOST_TEST((by_rule == plain), how << ": by the rule");
         BOOST_TEST(never == 0, how << ": packed when never");
         BOOST_TEST((forced > 0) == c.possible, how << ": " << forced << " calls packed, forced");
-        const bool rule = c.rule && isa != opt::Isa::avx512;
-        BOOST_TEST((ruled > 0) == rule, how << ": " << ruled << " calls packed by the rule");
+        if (!small) {
+          const bool rule = c.rule && isa == opt::Isa::avx2;
+          BOOST_TEST((ruled > 0) == rule, how << ": " << ruled << " calls packed by the rule");
+        }
+        if (!small) large_passes = sub_blocks;
+        // (one thread: a unit per chunk; at two the units also depend on the blocks)
+        if (small && c.several && threads == 1)
+          BOOST_TEST(sub_blocks > large_passes, how << ": " << sub_blocks << " sub-block passes, "
+                                                    << large_passes << " under the large caches");
       }
     }
   });
