@@ -20,14 +20,15 @@
 // its preferred (usually blocked) formats; where they differ from the user's, reorder primitives
 // convert the operands in and the result out. For a problem of at least 2^24 multiply-adds whose
 // preferred formats need reorders, a second primitive on the user's formats (no reorders) is made
-// too when oneDNN has a non-reference kernel for it, and the first run times both (a warm-up and
-// the best of three each) and keeps the faster: measured here, reorders cost more than they win on
-// some layers (e.g. 1x1 backprop input, 8x56x56x256 out_backprop: 6.3 ms with the nChw16c reorder,
-// 2.6 ms on NHWC directly) and win big on others (depthwise: 2 ms blocked vs 30-60 ms plain).
-// Smaller problems (the oracle's) always use the preferred formats, so their results do not
-// depend on timing. Every reorder runs inside run(), so the benchmark times them.
-// oneDNN's dilation is zero-based (TF's 1 = oneDNN's 0); padding is passed as padding_l = {top,
-// left} and padding_r = {bottom, right}, the resolved (possibly asymmetric) TF pads.
+// too when oneDNN has a non-reference kernel for it, and the first run times both (a warm-up each,
+// then the best of five interleaved rounds: choose_fastest) and keeps the faster: measured here,
+// reorders cost more than they win on some layers (e.g. 1x1 backprop input, 8x56x56x256
+// out_backprop: 6.3 ms with the nChw16c reorder, 2.6 ms on NHWC directly) and win big on others
+// (depthwise: 2 ms blocked vs 30-60 ms plain). Smaller problems (the oracle's) always use the
+// preferred formats, so their results do not depend on timing. Every reorder runs inside run(), so
+// the benchmark times them. oneDNN's dilation is zero-based (TF's 1 = oneDNN's 0); padding is
+// passed as padding_l = {top, left} and padding_r = {bottom, right}, the resolved (possibly
+// asymmetric) TF pads.
 //
 // Caching. Primitives, reorders, internal buffers and a user-mode scratchpad are built once per
 // (canonical descriptor, OpenMP thread count) and kept in a small map, so repeated runs (the
@@ -379,24 +380,31 @@ class OneDnnBackend : public Backend {
     stream_.wait();
   }
 
-  // Times every variant on the caller's buffers (a warm-up, then the best of kTuneRuns) and keeps
-  // the fastest alone. Every run writes the whole result; the caller's run follows anyway.
+  // Times every variant on the caller's buffers and keeps the fastest alone: a warm-up run of
+  // each, then kTuneRounds rounds that run every variant once, each variant's best run deciding.
+  // Interleaved, so that a busy spell of a shared machine slows every variant's runs alike (the
+  // variants' runs were back to back before: three of one, then three of the other). Variants
+  // within a few per cent of each other may still be chosen either way from one process to the
+  // next: on a quiet Zen 4 guest, nine-run sets before and after this change kept the other
+  // variant in a similar number of records (bench/zen4-2026-12-05/README.md). Every run writes
+  // the whole result; the caller's run follows anyway.
   void choose_fastest(Plan& plan, const void* a, const void* b, void* result) {
     using Clock = std::chrono::steady_clock;
-    std::size_t best = 0;
-    double best_s = INFINITY;
-    for (std::size_t i = 0; i < plan.variants.size(); ++i) {
-      Variant& v = plan.variants[i];
+    const std::size_t n = plan.variants.size();
+    for (Variant& v : plan.variants) {
       materialize(v);
       execute(v, a, b, result);
-      double s = INFINITY;
-      for (int r = 0; r < kTuneRuns; ++r) {
-        const Clock::time_point t0 = Clock::now();
-        execute(v, a, b, result);
-        s = std::min(s, std::chrono::duration<double>(Clock::now() - t0).count());
-      }
-      if (s < best_s) best = i, best_s = s;
     }
+    std::vector<double> best_s(n, INFINITY);
+    for (int round = 0; round < kTuneRounds; ++round) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const Clock::time_point t0 = Clock::now();
+        execute(plan.variants[i], a, b, result);
+        best_s[i] = std::min(best_s[i], std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+    }
+    const std::size_t best =
+        static_cast<std::size_t>(std::min_element(best_s.begin(), best_s.end()) - best_s.begin());
     Variant chosen = std::move(plan.variants[best]);
     plan.variants.clear();  // frees the other variants' buffers
     plan.variants.push_back(std::move(chosen));
@@ -404,7 +412,7 @@ class OneDnnBackend : public Backend {
 
   static constexpr std::size_t kMaxPlans = 64;
   static constexpr double kTuneMacs = 1 << 24;
-  static constexpr int kTuneRuns = 3;
+  static constexpr int kTuneRounds = 5;
 
   dnnl::engine engine_;
   dnnl::stream stream_;
