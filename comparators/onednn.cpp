@@ -383,10 +383,10 @@ class OneDnnBackend : public Backend {
   // Times every variant on the caller's buffers and keeps the fastest alone: a warm-up run of
   // each, then kTuneRounds rounds that run every variant once, each variant's best run deciding.
   // Interleaved, so that a busy spell of a shared machine slows every variant's runs alike (the
-  // variants' runs were back to back before: three of one, then three of the other). Variants
-  // within a few per cent of each other may still be chosen either way from one process to the
-  // next: on a quiet Zen 4 guest, nine-run sets before and after this change kept the other
-  // variant in a similar number of records (bench/zen4-2026-12-05/README.md). Every run writes
+  // variants' runs were back to back before: three of one, then three of the other). Close
+  // variants may still be chosen either way from one process to the next: on a quiet Zen 4 guest,
+  // nine-run sets before and after this change kept the minority choice in 12 and 19 of 540
+  // records, medians 3-47 % and 1-13 % apart (bench/zen4-2026-12-05/README.md). Every run writes
   // the whole result; the caller's run follows anyway.
   void choose_fastest(Plan& plan, const void* a, const void* b, void* result) {
     using Clock = std::chrono::steady_clock;

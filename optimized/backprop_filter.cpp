@@ -836,7 +836,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // sub-block), so they read in place, as does a filter-dominated layer of several sub-blocks
   // (conv5 where its sums are not streamed: unmeasured). On a Zen 4 guest (bench/zen4-2026-12-05,
   // 1 thread) the AVX2 kernels gained too (conv5 18.2 -> 15.1 ms, g2 8.3 -> 7.5), the AVX-512
-  // ones read level (conv5 13.97 -> 13.84, g2 5.90 -> 5.97; not profiled: a 6 x 32 tile does
+  // ones read level (conv5 13.96 -> 13.84, g2 5.90 -> 5.97; not profiled: a 6 x 32 tile does
   // twice the multiply-adds per input line it reads), so only the AVX2 kernels pack; the portable
   // kernels are unmeasured. The pass is a copy: the sums do not change.
   const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows);
