@@ -310,6 +310,33 @@ def main():
         if any(c != "—" for c in cells):
             print("| %s | %s |" % (op, " | ".join(cells)))
 
+    # oneDNN's implementation per record (its note: comparators/onednn.cpp keeps the faster of two
+    # variants by timing on a large problem's first run, so a process may run another one): the
+    # layers whose implementation differed between runs, with each one's count and median ms, so
+    # that a table says when its ratio mixes two oneDNN kernels.
+    print()
+    mixed = []
+    for k, runs in (("native", nat), ("avx2", cap)):
+        for problem, tag in order:
+            impls = {}
+            for r in (rec(run, problem, "onednn") for run in runs):
+                if r:
+                    impls.setdefault(r.get("note") or "?", []).append(r["median_ms"])
+            if len(impls) > 1:
+                mixed.append("| %s | %s | %s | %s |" % (
+                    tag, op_label(problem), n_isa if k == "native" else "AVX2", ", ".join(
+                        "%s %d (%s ms)" % (n, len(v), fmt(statistics.median(v)))
+                        for n, v in sorted(impls.items(), key=lambda kv: -len(kv[1])))))
+    if mixed:
+        print("oneDNN ran different implementations in different runs (the record's note; count "
+              "and median ms of each):")
+        print()
+        print("| layer (N = 8) | op | columns | implementations |")
+        print("|---|---|---|---|")
+        print("\n".join(mixed))
+    else:
+        print("oneDNN ran one implementation per layer and column in every run.")
+
     # Best rounds: the ceiling above sets oneDNN's median rate (busy rounds included) against the
     # highest peak, so a shared machine's busy spells inflate it. Each backend's fastest round
     # over all runs (min_ms) against that peak is the tighter bound: no round does more useful

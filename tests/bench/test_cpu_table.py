@@ -2,7 +2,7 @@
 """bench/cpu_table.py on synthetic records: medians, ranges, ceilings (useful FLOPs, each ISA's
 peak; the best rounds' table), the 1 -> 2 thread column, the geomeans (per op, and backprop
 input with conv2d_transpose pooled), a backend that did not run, the refusal of an AVX2 run
-whose records name another ISA; and records of `bench --threads 1,2` (paired ratios, the
+whose records name another ISA, the layers where oneDNN ran different implementations; and records of `bench --threads 1,2` (paired ratios, the
 interleaved speedup); the fastest rounds' 1 -> 2 thread table, also alone (--threads).
 
     test_cpu_table.py SOURCE-DIR
@@ -129,6 +129,25 @@ def main():
         check(g[1] == "1.55 (lowest 1.20)", "geomean: %s" % g[1])
         check(g[2] == "2.50 (lowest 2.50)", "ceiling geomean: %s" % g[2])
         check(g[3] == "1.58 (lowest 1.25)", "AVX2 geomean: %s" % g[3])
+        # No record names oneDNN's implementation: one per layer, said so.
+        check("oneDNN ran one implementation per layer and column in every run." in out,
+              "no implementation table without notes: %s" % out)
+        # oneDNN's implementation (the record's note) differing between runs: DENSE's widest-ISA
+        # runs ran "jit:a" at 10 and 12 ms and "gemm" at 9 ms -> a row with each one's count and
+        # median; DENSE2 ran "jit:a" in every run -> no row; the AVX2 runs have no notes.
+        for i in (1, 2, 3):
+            name = "native-%d.jsonl" % i
+            recs = [json.loads(x) for x in open(os.path.join(d, name))]
+            for r in recs:
+                if r["backend"] == "onednn":
+                    r["note"] = "gemm" if r["problem"] == DENSE and i == 3 else "jit:a"
+            write(d, name, recs)
+        rc, out, err = run(d)
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        impl = [l for l in out.splitlines() if l.startswith("| layer | backprop input | avx512 |")]
+        check(impl == ["| layer | backprop input | avx512 | jit:a 2 (11.00 ms), gemm 1 (9.00 ms) |"],
+              "the implementation rows: %s" % out)
+        check("oneDNN ran different implementations in different runs" in out, out)
         # The AVX2 column without avx2_peak_gflops (records from before it existed, native and
         # capped alike): no ceiling.
         for i in (1, 2, 3):
