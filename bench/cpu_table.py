@@ -325,7 +325,7 @@ def main():
             if len(impls) > 1:
                 mixed.append("| %s | %s | %s | %s |" % (
                     tag, op_label(problem), n_isa if k == "native" else "AVX2", ", ".join(
-                        "%s %d (%s ms)" % (n, len(v), fmt(statistics.median(v)))
+                        "%s %d (%.2f ms)" % (n, len(v), statistics.median(v))
                         for n, v in sorted(impls.items(), key=lambda kv: -len(kv[1])))))
     if mixed:
         print("oneDNN ran different implementations in different runs (the record's note; count "

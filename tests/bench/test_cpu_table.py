@@ -2,8 +2,9 @@
 """bench/cpu_table.py on synthetic records: medians, ranges, ceilings (useful FLOPs, each ISA's
 peak; the best rounds' table), the 1 -> 2 thread column, the geomeans (per op, and backprop
 input with conv2d_transpose pooled), a backend that did not run, the refusal of an AVX2 run
-whose records name another ISA, the layers where oneDNN ran different implementations; and records of `bench --threads 1,2` (paired ratios, the
-interleaved speedup); the fastest rounds' 1 -> 2 thread table, also alone (--threads).
+whose records name another ISA, the layers where oneDNN ran different implementations; and
+records of `bench --threads 1,2` (paired ratios, the interleaved speedup); the fastest rounds'
+1 -> 2 thread table, also alone (--threads).
 
     test_cpu_table.py SOURCE-DIR
 The expected cells are worked out here from the numbers the records are made of.
@@ -49,6 +50,14 @@ def write(d, name, records):
     with open(os.path.join(d, name), "w") as f:
         for r in records:
             f.write(json.dumps(r) + "\n")
+
+
+def edit(d, name, change):
+    """Rewrites the records of file `name`, each passed through change(record) first."""
+    recs = [json.loads(x) for x in open(os.path.join(d, name))]
+    for r in recs:
+        change(r)
+    write(d, name, recs)
 
 
 def run(d):
@@ -135,13 +144,12 @@ def main():
         # oneDNN's implementation (the record's note) differing between runs: DENSE's widest-ISA
         # runs ran "jit:a" at 10 and 12 ms and "gemm" at 9 ms -> a row with each one's count and
         # median; DENSE2 ran "jit:a" in every run -> no row; the AVX2 runs have no notes.
+        def note(r, i):
+            if r["backend"] == "onednn":
+                r["note"] = "gemm" if r["problem"] == DENSE and i == 3 else "jit:a"
+
         for i in (1, 2, 3):
-            name = "native-%d.jsonl" % i
-            recs = [json.loads(x) for x in open(os.path.join(d, name))]
-            for r in recs:
-                if r["backend"] == "onednn":
-                    r["note"] = "gemm" if r["problem"] == DENSE and i == 3 else "jit:a"
-            write(d, name, recs)
+            edit(d, "native-%d.jsonl" % i, lambda r: note(r, i))
         rc, out, err = run(d)
         check(rc == 0, "exit %d: %s" % (rc, err))
         impl = [l for l in out.splitlines() if l.startswith("| layer | backprop input | avx512 |")]
@@ -152,10 +160,7 @@ def main():
         # capped alike): no ceiling.
         for i in (1, 2, 3):
             for name in ("avx2-%d.jsonl" % i, "native-%d.jsonl" % i):
-                recs = [json.loads(x) for x in open(os.path.join(d, name))]
-                for r in recs:
-                    del r["avx2_peak_gflops"]
-                write(d, name, recs)
+                edit(d, name, lambda r: r.pop("avx2_peak_gflops"))
         rc, out, err = run(d)
         check(rc == 0 and row(out, "backprop input")[11] == "—", "no AVX2 peak, no ceiling")
         # An AVX2 run whose optimized record ran avx512 kernels: refused.
