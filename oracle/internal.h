@@ -64,6 +64,18 @@ RelationResult determinism_check(Backend& b, const CheckedProblem& p, const Role
 double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DType t);
 /// Whether a contract's bound is meaningful for sums of n terms (k(n) u_acc < 1/2).
 bool bound_meaningful(const NumericContract& k, int64_t n);
+/// Whether an overflowed result v (+-Inf) of an element whose exact value `exact` is finite is
+/// within a bound `bound`: only where a value the bound allows (|exact| + bound, same sign) rounds
+/// to Inf in dtype t, as a sum accumulated in the dtype itself may (eigen's f16: exact 65505,
+/// rounded partial sums past 65520).
+bool overflow_within(double v, double exact, double bound, DType t);
+/// Two results of one element, `inf` overflowed and `finite` not, the exact value finite: they
+/// agree within `allowed` (their bounds' sum) where the overflow is within its own bound
+/// (overflow_within) and `finite` lies within `allowed` of a value that rounds to Inf (same sign,
+/// the dtype's overflow threshold less |finite| at most `allowed`). Two sums of one value in
+/// another order can land either side of the threshold.
+bool overflow_pair_within(double inf, double finite, double exact, double inf_bound, double allowed,
+                          DType t);
 
 struct Comparison {
   bool passed = true;
