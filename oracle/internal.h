@@ -66,16 +66,16 @@ double tau(const NumericContract& k, const ReferenceResult& ref, int64_t i, DTyp
 bool bound_meaningful(const NumericContract& k, int64_t n);
 /// Whether an overflowed result v (+-Inf) of an element whose exact value `exact` is finite is
 /// within a bound `bound`: only where a value the bound allows (|exact| + bound, same sign) rounds
-/// to Inf in dtype t, as a sum accumulated in the dtype itself may (eigen's f16: exact 65505,
-/// rounded partial sums past 65520).
+/// to Inf in dtype t (at or past its overflow threshold), as a sum accumulated in the dtype itself
+/// may (eigen's f16: exact 65505, rounded partial sums past 65520).
 bool overflow_within(double v, double exact, double bound, DType t);
-/// Two results of one element, `inf` overflowed and `finite` not, the exact value finite: they
-/// agree within `allowed` (their bounds' sum) where the overflow is within its own bound
-/// (overflow_within) and `finite` lies within `allowed` of a value that rounds to Inf (same sign,
-/// the dtype's overflow threshold less |finite| at most `allowed`). Two sums of one value in
-/// another order can land either side of the threshold.
-bool overflow_pair_within(double inf, double finite, double exact, double inf_bound, double allowed,
-                          DType t);
+/// Two results x, y of one element (bounds tx, ty), exactly one of them +-Inf, the exact value
+/// finite: they agree where the Inf is within its own bound (overflow_within) and the finite one
+/// lies within tx + ty of a value that both rounds to Inf and is within the Inf's bound (same sign;
+/// the nearest such value is the larger of the overflow threshold and |exact| - the Inf's bound).
+/// Two sums of one value in other orders can land either side of the threshold; a result
+/// saturated far below an exact value past the threshold still fails. False for any other pair.
+bool overflow_pair_within(double x, double y, double exact, double tx, double ty, DType t);
 
 struct Comparison {
   bool passed = true;
@@ -89,7 +89,8 @@ struct Comparison {
 Comparison compare_to_reference(const Problem& p, const Geometry& g, const ReferenceResult& ref,
                                 const Tensor& got, const NumericContract& k, bool bitwise);
 /// Compares two results of the same maths (a relation): bitwise, or |a - b| <= 2 tau_i (tau from
-/// the reference of either). `ref` may be null when bitwise.
+/// the reference of either), or one overflowed (overflow_pair_within). `ref` may be null when
+/// bitwise.
 Comparison compare_results(const Problem& p, const Geometry& g, const Tensor& a, const Tensor& b,
                            const ReferenceResult* ref, const NumericContract& k, bool bitwise);
 /// Logical coordinates (n,h,w,c or kh,kw,in,out) of storage index i of the result.

@@ -18,6 +18,7 @@
 #include "core/op_traits.h"
 #include "mutants/mutants.h"
 #include "optimized/optimized.h"
+#include "oracle/internal.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
 
@@ -232,6 +233,31 @@ BOOST_AUTO_TEST_CASE(a_relations_inf_against_a_finite_sum_fails_far_from_overflo
   BOOST_TEST(verdict_name(b.verdict) == std::string("fail"));
   BOOST_TEST(b.mismatches == 0);
   BOOST_TEST(b.check == "metamorphic:depthwise_grouped", b.check << ": " << b.reason);
+  BOOST_TEST(b.reason.find("inf") != std::string::npos, b.reason);
+}
+
+// The pair rule itself, on f16 (overflow threshold 65520): an exact 65505 whose Inf's bound is 483
+// (the fuzz case of tests/test_eigen.cpp), the pair's allowance 966.
+BOOST_AUTO_TEST_CASE(an_overflow_pair_agrees_only_near_the_threshold) {
+  using oracle_detail::overflow_pair_within;
+  const DType h = DType::f16;
+  BOOST_TEST(overflow_pair_within(INFINITY, 65504, 65505, 483, 483, h));
+  BOOST_TEST(overflow_pair_within(65504, INFINITY, 65505, 483, 483, h));  // either order
+  BOOST_TEST(overflow_pair_within(65472, INFINITY, 65505, 483, 483, h));
+  BOOST_TEST(!overflow_pair_within(INFINITY, 60000, 65505, 483, 483, h));   // far below
+  BOOST_TEST(!overflow_pair_within(INFINITY, 65504, 60000, 483, 483, h));   // Inf out of reach
+  BOOST_TEST(!overflow_pair_within(-INFINITY, 65504, 65505, 483, 483, h));  // sign
+  BOOST_TEST(!overflow_pair_within(-INFINITY, -65504, 65505, 483, 483, h));
+  BOOST_TEST(!overflow_pair_within(INFINITY, NAN, 65505, 483, 483, h));
+  BOOST_TEST(!overflow_pair_within(INFINITY, INFINITY, 65505, 483, 483, h));  // not one of each
+  BOOST_TEST(!overflow_pair_within(INFINITY, 65504, INFINITY, 483, 483, h));  // exact infinite
+  // An exact value past the threshold: the Inf is right, and a result saturated at 65504 is
+  // 1e6 - 483 - 65504 from the nearest value the Inf's bound allows, not 16 from the threshold.
+  BOOST_TEST(!overflow_pair_within(INFINITY, 65504, 1e6, 483, 483, h));
+  BOOST_TEST(overflow_pair_within(INFINITY, 65504, 66000, 483, 483, h));
+  // Each side's own bound: the Inf's decides whether it could overflow, the sum the allowance.
+  BOOST_TEST(!overflow_pair_within(INFINITY, 65504, 65505, 10, 483, h));
+  BOOST_TEST(overflow_pair_within(65504, INFINITY, 65505, 10, 483, h));
 }
 
 BOOST_AUTO_TEST_CASE(non_finite_exact_values_name_what_passes_not_a_bound) {
