@@ -116,8 +116,8 @@ struct Subject {
 constexpr const char* kPadsWithZeros = "its library pads with zeros (0 * Inf = NaN)";
 constexpr const char* kOnednnBf16 =
     "oneDNN 2.6.3's bf16 kernels differ from TF on subnormal operands, on NaN footprints "
-    "(odd channel counts; most shapes with AMX) and in backprop filter's all-padding taps (left "
-    "unwritten) (known differences: suites/regressions.txt, tags onednn.bf16_*)";
+    "(odd channel counts; most shapes with AMX) and in backprop filter's all-padding taps, which "
+    "they leave unwritten (known differences: suites/regressions.txt, tags onednn.bf16_*)";
 const testbed::KnownNanFootprint kOnednnBf16Footprint{kOnednnBf16, {DType::bf16}, {}};
 // clang-format off
 const Subject kSubjects[] = {

@@ -1,4 +1,4 @@
-// Write / read / copy bandwidth at 1 and 2 threads: non-temporal stores, plain stores, reads.
+// Bandwidth at 1 and 2 threads over one buffer: non-temporal stores, plain stores, and a read mode (one chain of vector adds: latency-bound, not used in the README).
 #include <immintrin.h>
 #include <omp.h>
 #include <chrono>
