@@ -1,7 +1,7 @@
 // The mutant backends' driver: names and registration, contracts, operand validation, layouts
 // (storage <-> canonical) and the result buffer. The bugs that belong to those jobs live here
-// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail, over_read_by_one); the rest are in
-// kernels.cpp.
+// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail, padding_taps_unwritten,
+// over_read_by_one); the rest are in kernels.cpp.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -85,6 +85,8 @@ const char* bug_name(Bug bug) {
       return "over_read_by_one";
     case Bug::stale_cache:
       return "stale_cache";
+    case Bug::padding_taps_unwritten:
+      return "padding_taps_unwritten";
   }
   return "?";
 }
@@ -214,20 +216,45 @@ class MutantBackend : public Backend {
     }
   }
 
+  // Whether filter tap (a, b) meets the input for some output pixel (backprop filter's index law:
+  // input row i*sh + a*dh - pad_top, column j*sw + b*dw - pad_left, inside the input).
+  static bool tap_has_terms(const Geometry& g, int64_t a, int64_t b) {
+    bool row = false, col = false;
+    for (int64_t i = 0; i < g.OH && !row; ++i) {
+      const int64_t h = i * g.sh + a * g.dh - g.pad_top;
+      row = h >= 0 && h < g.H;
+    }
+    for (int64_t j = 0; j < g.OW && !col; ++j) {
+      const int64_t w = j * g.sw + b * g.dw - g.pad_left;
+      col = w >= 0 && w < g.W;
+    }
+    return g.N > 0 && row && col;
+  }
+
   // Writes canonical values into the result's storage layout.
   void store(const Problem& p, const Geometry& g, Role r, const std::vector<double>& values,
              TensorView result) const {
     const int64_t n = static_cast<int64_t>(values.size());
     const std::size_t w = dtype_size(p.dtype);
-    // unwritten_tail: the last element in storage is never written, so its bytes stay as they were.
-    unsigned char* last = nullptr;
-    std::vector<unsigned char> kept;
-    if (bug_ == Bug::unwritten_tail && n > 0) {
-      last = static_cast<unsigned char*>(result.data) + (n - 1) * w;
-      kept.assign(last, last + w);
+    // Byte ranges [offset, offset + size) of the result that are never written: their bytes stay
+    // as they were. unwritten_tail: the last element in storage. padding_taps_unwritten: every
+    // filter tap that meets only padding (a filter is stored [KH][KW][...] in every format, so a
+    // tap's elements are one run).
+    std::vector<std::pair<std::size_t, std::size_t>> unwritten;
+    if (bug_ == Bug::unwritten_tail && n > 0) unwritten.emplace_back((n - 1) * w, w);
+    if (bug_ == Bug::padding_taps_unwritten && r == Role::filter && n > 0) {
+      const std::size_t per_tap = static_cast<std::size_t>(n / (g.KH * g.KW)) * w;
+      for (int64_t a = 0; a < g.KH; ++a)
+        for (int64_t b = 0; b < g.KW; ++b)
+          if (!tap_has_terms(g, a, b))
+            unwritten.emplace_back(static_cast<std::size_t>(a * g.KW + b) * per_tap, per_tap);
     }
+    unsigned char* const bytes = static_cast<unsigned char*>(result.data);
+    std::vector<std::vector<unsigned char>> kept;
+    for (const auto& [at, size] : unwritten) kept.emplace_back(bytes + at, bytes + at + size);
     store_canonical(values, logical_shape(g, r), reads_nchw(p, r), result);
-    if (last) std::copy(kept.begin(), kept.end(), last);
+    for (std::size_t k = 0; k < unwritten.size(); ++k)
+      std::copy(kept[k].begin(), kept[k].end(), bytes + unwritten[k].first);
     if (bug_ == Bug::oob_write && result.data != nullptr) {
       // One element past the end, complemented so the write is visible whatever was there.
       unsigned char* past = static_cast<unsigned char*>(result.data) + n * dtype_size(p.dtype);

@@ -496,6 +496,18 @@ const BugCase kCases[] = {
     {Bug::stale_cache, "conv2d:input=1x5x5x2,filter=3x3x2x2", Fill::real, false},
     {Bug::stale_cache, "depthwise_conv2d_backprop_filter:input=2x4x4x2,filter=2x2x2x1", Fill::real,
      false},
+    // Filter taps that meet only padding left unwritten: a 1-pixel-wide input under a 1x6 SAME
+    // filter (pads 2 and 3: only column 2 meets it); rows of padding alone under a 4x1 filter.
+    // Every tap meeting the input, or not backprop filter, cannot tell.
+    {Bug::padding_taps_unwritten,
+     "conv2d_backprop_filter:input=2x4x1x3,filter=1x6x3x2,padding=SAME", Fill::real, true},
+    {Bug::padding_taps_unwritten,
+     "depthwise_conv2d_backprop_filter:input=1x1x3x2,filter=4x1x2x2,padding=SAME,format=NCHW",
+     Fill::real, true},
+    {Bug::padding_taps_unwritten,
+     "conv2d_backprop_filter:input=1x5x5x2,filter=3x3x2x2,padding=SAME", Fill::real, false},
+    {Bug::padding_taps_unwritten, "conv2d:input=2x4x1x3,filter=1x6x3x2,padding=SAME", Fill::real,
+     false},
 };
 
 // The sign a bug leaves when it shows.
@@ -504,6 +516,7 @@ Sign sign_of(Bug bug) {
     case Bug::oob_write:
       return Sign::guard_touched;
     case Bug::unwritten_tail:
+    case Bug::padding_taps_unwritten:
       return Sign::poison_left;
     case Bug::nondeterministic:
     case Bug::lost_update:
@@ -564,10 +577,17 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
           BOOST_TEST(!differs, first_difference(first.result, want));
           break;
         case Sign::poison_left: {
-          // Exactly the last element is missing; the rest is the reference's.
-          const int64_t last = want.size() - 1;
+          // unwritten_tail: exactly the last element is missing. padding_taps_unwritten: only
+          // elements whose exact value is 0 (the taps that meet only padding). The rest is the
+          // reference's.
           Tensor patched = first.result;
-          patched.set(last, want.get(last));
+          if (c.bug == Bug::unwritten_tail) {
+            const int64_t last = want.size() - 1;
+            patched.set(last, want.get(last));
+          } else {
+            for (int64_t i = 0; i < want.size(); ++i)
+              if (want.get(i) == 0) patched.set(i, want.get(i));
+          }
           BOOST_TEST(same_bits(patched, want), first_difference(patched, want));
           break;
         }
