@@ -3,7 +3,8 @@
 // Canonical means what the reference's loop nests read: activations in N,H,W,C order as doubles
 // (exact for every dtype), filters as stored (HWIO, RSCM for depthwise). Layouts, validation and
 // the result buffer are the driver's business (mutant_backend.cpp); the bugs that live there
-// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail) are invisible here.
+// (nchw_as_nhwc, nan_to_zero, oob_write, unwritten_tail, padding_taps_unwritten, over_read_by_one,
+// stale_cache) are invisible here.
 #pragma once
 
 #include <cstdint>

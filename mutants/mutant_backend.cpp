@@ -217,18 +217,17 @@ class MutantBackend : public Backend {
   }
 
   // Whether filter tap (a, b) meets the input for some output pixel (backprop filter's index law:
-  // input row i*sh + a*dh - pad_top, column j*sw + b*dw - pad_left, inside the input).
+  // input row i*sh + a*dh - pad_top, column j*sw + b*dw - pad_left, inside the input): the first
+  // output row (column) at or past the input's start, if any, must land before its end. Computed,
+  // not searched: an empty batch may come with a padding of 2^58.
   static bool tap_has_terms(const Geometry& g, int64_t a, int64_t b) {
-    bool row = false, col = false;
-    for (int64_t i = 0; i < g.OH && !row; ++i) {
-      const int64_t h = i * g.sh + a * g.dh - g.pad_top;
-      row = h >= 0 && h < g.H;
-    }
-    for (int64_t j = 0; j < g.OW && !col; ++j) {
-      const int64_t w = j * g.sw + b * g.dw - g.pad_left;
-      col = w >= 0 && w < g.W;
-    }
-    return g.N > 0 && row && col;
+    auto meets = [](int64_t outputs, int64_t stride, int64_t offset, int64_t size) {
+      // offset = tap * dilation - pad; the first i with i * stride + offset >= 0.
+      const int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+      return first < outputs && first * stride + offset < size;
+    };
+    return g.N > 0 && meets(g.OH, g.sh, a * g.dh - g.pad_top, g.H) &&
+           meets(g.OW, g.sw, b * g.dw - g.pad_left, g.W);
   }
 
   // Writes canonical values into the result's storage layout.
