@@ -106,6 +106,13 @@ Tensor reference_of(const Problem& p, const Operand2& in) {
   return reference_compute(p, operands_of(p, a, b)).result;
 }
 
+// Whether element i (of es bytes) of a buffer still holds the poison in every byte.
+bool holds_poison(const unsigned char* bytes, int64_t i, std::size_t es) {
+  for (std::size_t k = 0; k < es; ++k)
+    if (bytes[static_cast<std::size_t>(i) * es + k] != kPoison) return false;
+  return true;
+}
+
 // A backend's run on a poisoned result buffer followed by a guard band.
 struct Run {
   Tensor result;
@@ -130,11 +137,8 @@ Run run_guarded(Backend& backend, const Problem& p, const Operand2& in) {
   for (std::size_t k = static_cast<std::size_t>(n) * es; k < buffer.size(); ++k) {
     r.guard_touched = r.guard_touched || buffer[k] != kPoison;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    bool all = true;
-    for (std::size_t k = 0; k < es; ++k) all = all && buffer[i * es + k] == kPoison;
-    r.poison_left = r.poison_left || all;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    r.poison_left = r.poison_left || holds_poison(buffer.data(), i, es);
   return r;
 }
 
@@ -598,10 +602,8 @@ BOOST_AUTO_TEST_CASE(every_bug_shows_where_it_must_and_hides_where_it_cannot) {
             int64_t left = 0;
             for (int64_t i = 0; i < want.size(); ++i) {
               if (terms[static_cast<std::size_t>(i)] != 0) continue;
-              bool poisoned = true;
-              for (std::size_t k = 0; k < es; ++k)
-                poisoned = poisoned && bytes[i * es + k] == kPoison;
-              BOOST_TEST(poisoned, "element " << i << " has no terms but was written");
+              BOOST_TEST(holds_poison(bytes, i, es),
+                         "element " << i << " has no terms but was written");
               patched.set(i, want.get(i));
               ++left;
             }
