@@ -1,7 +1,9 @@
 // Conv2DBackpropFilter (spec B §3.3): per tap, a GEMM of the shifted input's transpose with
 // out_backprop, summed over every output pixel, reading both in place (kernels.h, FilterTile), or
 // for most 1x1 filters packed on first use (packed_runs); where the filter is at least the
-// activations, the input is packed once per call into panels of MR channels (pack_input).
+// activations, the input is packed once per call into panels of MR channels (pack_input), and
+// where its output rows are also short, gathered per tap instead, each tap's pixels contiguous
+// (gathered_runs).
 #include <algorithm>
 #include <atomic>
 #include <cassert>
@@ -85,7 +87,9 @@ namespace {
 bool g_allow_mirrored = true;                          // allow_mirrored_filter (tests)
 bool g_allow_packed = true;                            // allow_packed_filter (tests)
 InputPacking g_input_packing = InputPacking::by_rule;  // set_input_packing_for_tests
+InputPacking g_tap_gather = InputPacking::by_rule;     // set_tap_gather_for_tests
 std::atomic<int64_t> g_packed_input_calls{0};
+std::atomic<int64_t> g_gathered_calls{0};  // gathered_filter_calls_for_tests
 std::atomic<int64_t> g_streamed_calls{0};
 std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_tests
@@ -147,6 +151,13 @@ struct Plan {
   // offsets into a panel (pixel * MR). Null: the input in place.
   const T* xpack = nullptr;
   int64_t xpack_panel = 0;
+  // The input gathered per tap (gathered_runs; xpack is then the gathered input): tap t's pixels
+  // (its segments' columns, row after row) contiguous, q block qb's MR channels of its k-th pixel
+  // at xpack + gather_x[t] + (qb * K + k) * MR, where K = gather_pre[t * (rows + 1) + rows] and
+  // gather_pre[t * (rows + 1) + r] counts its pixels in the output rows before r. Null: not
+  // gathered.
+  const int64_t* gather_pre = nullptr;
+  const int64_t* gather_x = nullptr;
   int64_t lda = 0;       // packed: the input panels' stride (out_backprop's: kc * NR)
   int64_t q_panels = 0;  // packed: input panels (q blocks) per range at most
   // packed: units hold ranges of input panels (tiles t = qb * oblocks + ob), each passing every
@@ -376,6 +387,83 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
   }
 }
 
+// The tiles [t0, t1) over output rows [r0, r1) with the input gathered per tap (Plan::gather_pre;
+// one group): t = (tap * oblocks + ob) * qblocks + qb, a run the tiles of one tap and out_backprop
+// panel (at most run_tiles), so that the tap's gathered input (all its q blocks' panels) stays in
+// L2 while every out_backprop panel passes it; walked as tap_runs walks its runs (the tiles
+// prefetch nothing but a later tile's filter rows: the input is packed, tap_runs' input
+// prefetches are off). Per sub-block, the run's out_backprop slice is gathered as the tap's
+// pixels are, NR apart, so that each tile walks one segment of the tap's pixels, both sides
+// contiguous. With tap_runs' order (an out_backprop panel per run, every tap), each run would
+// stream all of the gathered input, which outgrows L2 (DCGAN g2: 2.4 MB): a first version in that
+// order read 7.48 -> 7.24 ms (AVX2, 1 thread, 8 rounds), this one 7.55 -> 6.33
+// (bench/zen4-2026-12-06).
+template <class T>
+void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
+                   Packs<T>* pk) {
+  const Geometry& g = *P.g;
+  const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, oblocks = P.oblocks;
+  assert(g.G == 1 && !P.prefetch_next && !P.prefetch_sub);
+  const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
+  const EvenSplit blocks(r1 - r0, nblocks);
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t row0 = r0 + blocks.begin(b), row_end = row0 + blocks.size(b);
+    const int64_t nsubs = ceil_div(row_end - row0, P.sub_rows);
+    const EvenSplit subs(row_end - row0, nsubs);
+    const bool final_sums = P.stream && nblocks == 1 && nsubs == 1 && row0 == r0;
+    for (int64_t ta = t0; ta < t1;) {
+      const int64_t run = ta / qblocks;  // tap * oblocks + ob
+      const int64_t tb = std::min({t1, (run + 1) * qblocks, ta + P.run_tiles});
+      const int64_t tap = run / oblocks, o0 = run % oblocks * NR, nr = std::min(NR, P.cols - o0);
+      const int64_t* const pre = P.gather_pre + tap * (P.rows + 1);
+      const T* const x_tap = P.xpack + P.gather_x[tap];
+      const int64_t K = pre[P.rows];  // the tap's pixels: a q block's panel is K * MR
+      // A tile's C (its first element) and rows.
+      auto tile_mr = [&](int64_t qb) { return std::min(MR, P.Mrows - qb * MR); };
+      auto tile_c = [&](int64_t qb) {
+        T* const first = out + (tap * P.Mrows + qb * MR) * P.ldc + o0;
+        assert(first >= out && first + (tile_mr(qb) - 1) * P.ldc + nr <= out + P.c_elements);
+        return first;
+      };
+      for (int64_t s = 0; s < nsubs; ++s) {
+        const int64_t sub0 = row0 + subs.begin(s), sub_end = sub0 + subs.size(s);
+        ++pk->sub_blocks;
+        T* slot = pk->b.data();
+        for (int64_t r = sub0; r < sub_end; ++r) {
+          const Segment& sg = P.seg[tap * P.rows + r];
+          for (int64_t c = 0; c < sg.count; ++c, slot += NR)
+            copy_short(P.dy + sg.dy + c * g.O + o0, nr, slot);
+        }
+        assert(slot <= pk->b.data() + pk->b.size());
+        const Segment pixels{pre[sub0] * MR, 0, pre[sub_end] - pre[sub0]};
+        FilterTile<T> ft;
+        ft.x_step = MR;
+        ft.dy = pk->b.data();
+        ft.dy_step = NR;
+        ft.seg = &pixels;
+        ft.nseg = 1;
+        ft.ldc = P.ldc;
+        ft.nr = nr;
+        ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
+        for (int64_t t = ta; t < tb; ++t) {
+          const int64_t qb = t % qblocks;
+          ft.x = x_tap + qb * K * MR;
+          ft.c = tile_c(qb);
+          ft.mr = tile_mr(qb);
+          // Streamed where final (tap_runs).
+          ft.stream = final_sums && nr == NR && reinterpret_cast<uintptr_t>(ft.c) % kLine == 0;
+          pk->streamed += ft.stream ? 1 : 0;
+          const bool later = P.prefetch_tiles && t + kAhead < tb && !ft.stream;
+          ft.next_c = later ? tile_c(qb + kAhead) : nullptr;
+          ft.next_mr = later ? tile_mr(qb + kAhead) : 0;
+          P.kernel(ft);
+        }
+      }
+      ta = tb;
+    }
+  }
+}
+
 // A 1x1 filter as a packed GEMM (backprop_filter, packed): the unit's pixels (its rows'
 // segments, in order) in blocks of P.kc, and every tile of the unit over each block: its input
 // panels in ranges of at most P.q_panels (that stay in L2 while its out_backprop panels pass
@@ -555,6 +643,14 @@ void set_input_packing_for_tests(InputPacking packing) {
 
 int64_t packed_input_filter_calls_for_tests() {
   return g_packed_input_calls.exchange(0, std::memory_order_relaxed);
+}
+
+void set_tap_gather_for_tests(InputPacking gather) {
+  g_tap_gather = gather;
+}
+
+int64_t gathered_filter_calls_for_tests() {
+  return g_gathered_calls.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t filter_sub_blocks_for_tests() {
@@ -845,8 +941,58 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
                            (g_input_packing == InputPacking::by_rule && kt.isa == Isa::avx2 &&
                             filter_dominated && one_sub_block));
   const int64_t input_pixels = g.N * g.H * g.W;
+
+  // The input gathered per tap (Plan::gather_pre, gathered_runs), and out_backprop's slice with
+  // it, where the input is packed and out_backprop's slice too, its segments are short (under
+  // kGatherBelow pixels on average), the gathered input takes no more memory than the filter (it
+  // is the input once per tap that reads it) and a tap's no more than half of L2: each tile then
+  // walks one segment per call, not one per output row. DCGAN g2's output rows are 4 pixels wide
+  // (32 segments of 3 or 4 pixels per tile and tap); with one segment per tap instead (a scratch
+  // build that summed the same number of pixels from the first, 2026-12-06, Zen 4, 1 thread,
+  // paired against oneDNN) its AVX2 backprop filter ran 7.47 -> 6.58 ms median over 8 rounds,
+  // AVX-512's 5.85 -> 5.81 (6 rounds: its step is twice the multiply-adds, so a segment's set-up
+  // and loop exit were hidden already); conv5 (7-pixel rows, 6.3 on average) 14.73 -> 14.54 ms
+  // and DCGAN g4 7.54 -> 7.42 ms, 3 rounds, within the rounds' spread. This path against the
+  // same source without it, g2 with AVX2: 7.55 -> 6.33 ms at 1 thread (8 rounds), 3.88 -> 3.30 at
+  // 2 (10 rounds), paired against oneDNN 1.51 -> 1.80 and 1.53 -> 1.82 (bench/zen4-2026-12-06).
+  // The input packing's rule is AVX2's alone, so this one is too. The pixels and their order are
+  // the segments', so the sums are the same bytes.
+  constexpr int64_t kGatherBelow = 5;
+  std::vector<int64_t> gather_pre, gather_x;
+  bool gather = false;
+  int64_t gathered_pixels = 0;
+  if (pack_input && P.pack && g_tap_gather != InputPacking::never) {
+    gather_pre.resize(static_cast<std::size_t>(taps * (rows + 1)));
+    gather_x.resize(static_cast<std::size_t>(taps));
+    int64_t nonempty = 0, widest = 0;  // segments with pixels; the most pixels of a tap
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      int64_t* pre = gather_pre.data() + tap * (rows + 1);
+      pre[0] = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t count = seg[static_cast<std::size_t>(tap * rows + r)].count;
+        pre[r + 1] = pre[r] + count;
+        nonempty += count > 0 ? 1 : 0;
+      }
+      gather_x[tap] = gathered_pixels * P.qblocks * P.MR;
+      gathered_pixels += pre[rows];
+      widest = std::max(widest, pre[rows]);
+    }
+    // (pixels times channels: each at most the activations' elements times the taps)
+    int64_t gathered_elements = 0, tap_elements = 0;
+    const bool fits = !__builtin_mul_overflow(gathered_pixels, g.C, &gathered_elements) &&
+                      gathered_elements <= filter_elements &&
+                      !__builtin_mul_overflow(widest, g.C * elem, &tap_elements) &&
+                      tap_elements <= cache.l2 / 2;
+    gather = g_tap_gather == InputPacking::wherever_possible ||
+             (gathered_pixels < kGatherBelow * nonempty && fits);
+    if (gather) {
+      P.gather_pre = gather_pre.data();
+      P.gather_x = gather_x.data();
+    }
+  }
   T* const xpack =
-      pack_input ? scratch_array<T>(ScratchSlot::packed_input, P.qblocks * input_pixels * P.MR)
+      pack_input ? scratch_array<T>(ScratchSlot::packed_input,
+                                    P.qblocks * (gather ? gathered_pixels : input_pixels) * P.MR)
                  : nullptr;
   if (pack_input) {
     // Segment::x and the input's step as offsets into a panel (pixel * MR). The prefetches' input
@@ -912,7 +1058,20 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 #else
     const int tid = 0, nt = 1;
 #endif
-    if (pack_input) {  // pixel by pixel, each pixel's channels into the q blocks' slots
+    if (gather) {  // tap by tap and row by row, each pixel's channels into the q blocks' slots
+      const int64_t px_step = P.x_step / P.MR;  // (Segment::x: the input pixel times MR)
+#pragma omp for schedule(static)
+      for (int64_t tr = 0; tr < taps * rows; ++tr) {
+        const int64_t tap = tr / rows, r = tr % rows;
+        const int64_t* pre = P.gather_pre + tap * (rows + 1);
+        T* const dst = xpack + P.gather_x[tap] + pre[r] * P.MR;
+        const Segment& s = seg[static_cast<std::size_t>(tr)];
+        for (int64_t c = 0; c < s.count; ++c)
+          for (int64_t qb = 0; qb < P.qblocks; ++qb)
+            copy_short(x + (s.x / P.MR + c * px_step) * g.C + qb * P.MR,
+                       std::min(P.MR, g.C - qb * P.MR), dst + (qb * pre[rows] + c) * P.MR);
+      }
+    } else if (pack_input) {  // pixel by pixel, each pixel's channels into the q blocks' slots
 #pragma omp for schedule(static)
       for (int64_t px = 0; px < input_pixels; ++px)
         for (int64_t qb = 0; qb < P.qblocks; ++qb)
@@ -946,6 +1105,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
         T* const out = chunk == 0 ? first : partial + (chunk - 1) * filter_elements;
         if (t1 > t0 && P.kc > 0)
           packed_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
+        else if (t1 > t0 && P.gather_pre)
+          gathered_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
         else if (t1 > t0)
           tap_runs(P, r0, r1, p0 + t0, p0 + t1, out, &pk);
       }
@@ -978,6 +1139,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     }
   }
   if (pack_input) g_packed_input_calls.fetch_add(1, std::memory_order_relaxed);
+  if (gather) g_gathered_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
 template void backprop_filter<float>(const Geometry&, const float*, const float*, float*, bool);

@@ -141,6 +141,13 @@ enum class InputPacking { never, by_rule, wherever_possible };
 void set_input_packing_for_tests(InputPacking packing);
 /// backprop filter's calls that read the input from packed panels, since the last call.
 int64_t packed_input_filter_calls_for_tests();
+/// Where backprop filter gathers each tap's input pixels and out_backprop slice contiguous
+/// (backprop_filter.cpp, gather; only where the input is packed, and out_backprop's slice too):
+/// never, by its rule (the default), or wherever it can; for the test that the gathered result is
+/// bitwise the packed one. Not while an op runs.
+void set_tap_gather_for_tests(InputPacking gather);
+/// backprop filter's calls that gathered the input per tap, since the last call.
+int64_t gathered_filter_calls_for_tests();
 /// Whether `bytes` of data outgrow twice L2: a result that would not stay in L2 for its reader, a
 /// filter whose tiles the kernels would wait on (backprop_filter.cpp).
 inline bool over_twice_l2(int64_t bytes) {

@@ -1247,54 +1247,82 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
   omp_set_num_threads(saved);
 }
 
-// Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) against the
-// input in place, bitwise: by the rule (one chunk of one block of one sub-block, AVX2 kernels), and
-// forced wherever it can (several taps, one group), also under small caches (several blocks and
-// sub-blocks), at 1 and 2 threads. The large caches are fixed (32 KiB L1, 512 KiB L2, Zen 1's),
-// so that which cases the rule takes does not depend on the machine.
-BOOST_AUTO_TEST_CASE(packed_input_backprop_filter_is_bitwise_the_in_place_one) {
+// Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) and gathered
+// per tap with out_backprop's slice (gather, gathered_runs) against both read in place, bitwise:
+// by the rules (packed: one chunk of one block of one sub-block; gathered: also short segments, as
+// DCGAN g2's 4-pixel rows; the AVX2 kernels) and forced wherever they can (several taps, one
+// group; out_backprop wider than every ISA's panel, 80 channels, so that its slice is packed),
+// also under small caches (several blocks and sub-blocks: a sub-block's pixels from the middle of
+// each tap's), at 1 and 2 threads. The large caches are fixed (32 KiB L1, 512 KiB L2, Zen 1's),
+// so that which cases the rules take does not depend on the machine.
+BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in_place_one) {
   struct Case {
     const char* text;
-    bool rule;      // packed by the rule under the large caches (with the AVX2 kernels)
-    bool possible;  // several taps, one group
-    bool several;   // more blocks or sub-blocks under the small caches than the large
+    bool pack_rule;    // packed by the rule under the large caches (with the AVX2 kernels)
+    bool gather_rule;  // gathered by the rule there
+    bool possible;     // several taps, one group
+    bool several;      // more blocks or sub-blocks under the small caches than the large
   };
   const Case cases[] = {
-      // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations
-      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x48,padding=SAME", true, true, false},
-      // DCGAN g2's: 5x5 stride 2; 27 input channels, a last q block of 3 under MR 6
-      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x40,stride=2x2,padding=SAME", true, true,
+      // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations (5-pixel rows)
+      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x80,padding=SAME", true, true, true,
        false},
-      {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x20,padding=SAME,dtype=f64", true, true,
-       false},
-      {"conv2d_backprop_filter:input=1x6x7x30,filter=3x3x30x20,padding=SAME,format=NCHW,dtype=bf16",
-       true, true, false},
-      // dilated, uneven padding, the activations larger: by force only
-      {"conv2d_backprop_filter:input=2x9x9x20,filter=3x3x20x33,dilation=2x2,padding=1:2:0:1", false,
+      // DCGAN g2's: 5x5 stride 2, rows of 4 pixels (segments of 3 or 4); 27 input channels, a
+      // last q block of 3 under MR 6
+      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x80,stride=2x2,padding=SAME", true, true,
        true, false},
-      // several blocks and sub-blocks under the small caches, out_backprop packed per sub-block
-      {"conv2d_backprop_filter:input=2x14x14x16,filter=3x3x16x40,padding=SAME", false, true, true},
+      // 6-pixel rows: packed, not gathered
+      {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x80,padding=SAME,dtype=f64", true, false,
+       true, false},
+      {"conv2d_backprop_filter:input=2x8x8x13,filter=5x5x13x80,stride=2x2,padding=SAME,dtype=f64",
+       true, true, true, false},
+      {"conv2d_backprop_filter:input=1x6x7x30,filter=5x5x30x80,stride=2x2,padding=SAME,format=NCHW,"
+       "dtype=bf16",
+       true, true, true, false},
+      // one input row: two of the three filter rows never meet the input (taps without pixels)
+      {"conv2d_backprop_filter:input=1x1x8x8,filter=3x3x8x80,stride=2x2,padding=SAME", true, true,
+       true, false},
+      // dilated, uneven padding, segments of 5 or 6 pixels: packed, not gathered
+      {"conv2d_backprop_filter:input=2x9x9x20,filter=3x3x20x80,dilation=2x2,padding=1:2:0:1", true,
+       false, true, false},
+      // the activations larger: by force only; several blocks and sub-blocks under the small
+      // caches, out_backprop packed (or gathered) per sub-block
+      {"conv2d_backprop_filter:input=2x14x14x16,filter=3x3x16x80,padding=SAME", false, false, true,
+       true},
       // the same with a stride
-      {"conv2d_backprop_filter:input=2x15x15x12,filter=3x3x12x40,stride=2x2,padding=1:1:1:1", false,
-       true, true},
-      // two groups: never packed
-      {"conv2d_backprop_filter:input=1x6x6x16,filter=3x3x8x16,padding=SAME", false, false, false},
+      {"conv2d_backprop_filter:input=2x15x15x12,filter=3x3x12x80,stride=2x2,padding=1:1:1:1", false,
+       false, true, true},
+      // two groups: never
+      {"conv2d_backprop_filter:input=1x6x6x16,filter=3x3x8x16,padding=SAME", false, false, false,
+       false},
+  };
+  using opt::InputPacking;
+  struct Run {
+    std::vector<unsigned char> bytes;
+    int64_t packed = 0, gathered = 0, sub_blocks = 0;  // the calls that did; sub-block passes
   };
   const int saved = omp_get_max_threads();
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const CheckedProblem checked(parse_problem(c.text));
     const testbed::Operands2 in = testbed::random_operands(checked.problem(), 321);
-    auto result = [&](opt::InputPacking packing, int64_t* calls) {
+    auto run = [&](InputPacking packing, InputPacking gather) {
       opt::set_input_packing_for_tests(packing);
+      opt::set_tap_gather_for_tests(gather);
       opt::packed_input_filter_calls_for_tests();
-      std::vector<unsigned char> r = result_at(checked, in, 0, 0xFF);
-      *calls = opt::packed_input_filter_calls_for_tests();
-      opt::set_input_packing_for_tests(opt::InputPacking::by_rule);
+      opt::gathered_filter_calls_for_tests();
+      opt::filter_sub_blocks_for_tests();
+      Run r;
+      r.bytes = result_at(checked, in, 0, 0xFF);
+      r.packed = opt::packed_input_filter_calls_for_tests();
+      r.gathered = opt::gathered_filter_calls_for_tests();
+      r.sub_blocks = opt::filter_sub_blocks_for_tests();
+      opt::set_input_packing_for_tests(InputPacking::by_rule);
+      opt::set_tap_gather_for_tests(InputPacking::by_rule);
       return r;
     };
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
-      int64_t large_passes = 0;  // the forced run's sub-block passes under the large caches
+      int64_t large_packed = 0, large_gathered = 0;  // forced runs' sub-block passes, large caches
       for (bool small : {false, true}) {
         if (small)
           opt::override_cache_sizes(4 * 1024, 16 * 1024);
@@ -1302,28 +1330,39 @@ BOOST_AUTO_TEST_CASE(packed_input_backprop_filter_is_bitwise_the_in_place_one) {
           opt::override_cache_sizes(32 * 1024, 512 * 1024);
         const std::string how = what + ", " + std::to_string(threads) + " threads, " +
                                 (small ? "4 KiB L1, 16 KiB L2" : "32 KiB L1, 512 KiB L2");
-        int64_t never = 0, forced = 0, ruled = 0;
-        const std::vector<unsigned char> plain = result(opt::InputPacking::never, &never);
-        opt::filter_sub_blocks_for_tests();
-        const std::vector<unsigned char> packed =
-            result(opt::InputPacking::wherever_possible, &forced);
-        const int64_t sub_blocks = opt::filter_sub_blocks_for_tests();
-        const std::vector<unsigned char> by_rule = result(opt::InputPacking::by_rule, &ruled);
+        const Run plain = run(InputPacking::never, InputPacking::wherever_possible);
+        const Run packed = run(InputPacking::wherever_possible, InputPacking::never);
+        const Run gathered = run(InputPacking::wherever_possible, InputPacking::wherever_possible);
+        const Run by_rule = run(InputPacking::by_rule, InputPacking::by_rule);
         opt::clear_cache_override();
-        BOOST_TEST(!plain.empty());
-        BOOST_TEST((packed == plain), how << ": packed input");
-        BOOST_TEST((by_rule == plain), how << ": by the rule");
-        BOOST_TEST(never == 0, how << ": packed when never");
-        BOOST_TEST((forced > 0) == c.possible, how << ": " << forced << " calls packed, forced");
+        BOOST_TEST(!plain.bytes.empty());
+        BOOST_TEST((packed.bytes == plain.bytes), how << ": packed input");
+        BOOST_TEST((gathered.bytes == plain.bytes), how << ": gathered");
+        BOOST_TEST((by_rule.bytes == plain.bytes), how << ": by the rules");
+        // (the gather needs the packed input)
+        BOOST_TEST(plain.packed + plain.gathered == 0, how << ": packed or gathered when never");
+        BOOST_TEST(packed.gathered == 0, how << ": gathered when never");
+        BOOST_TEST((packed.packed > 0) == c.possible,
+                   how << ": " << packed.packed << " calls packed, forced");
         if (!small) {
-          const bool rule = c.rule && isa == opt::Isa::avx2;
-          BOOST_TEST((ruled > 0) == rule, how << ": " << ruled << " calls packed by the rule");
+          BOOST_TEST((gathered.gathered > 0) == c.possible,
+                     how << ": " << gathered.gathered << " calls gathered, forced");
+          const bool avx2 = isa == opt::Isa::avx2;
+          BOOST_TEST((by_rule.packed > 0) == (c.pack_rule && avx2),
+                     how << ": " << by_rule.packed << " calls packed by the rule");
+          BOOST_TEST((by_rule.gathered > 0) == (c.gather_rule && avx2),
+                     how << ": " << by_rule.gathered << " calls gathered by the rule");
+          large_packed = packed.sub_blocks;
+          large_gathered = gathered.sub_blocks;
+        } else if (c.several && threads == 1) {  // (one thread: a unit per chunk)
+          BOOST_TEST(packed.sub_blocks > large_packed,
+                     how << ": " << packed.sub_blocks << " sub-block passes packed, "
+                         << large_packed << " under the large caches");
+          BOOST_TEST(gathered.gathered > 0, how << ": none gathered, forced");
+          BOOST_TEST(gathered.sub_blocks > large_gathered,
+                     how << ": " << gathered.sub_blocks << " sub-block passes gathered, "
+                         << large_gathered << " under the large caches");
         }
-        if (!small) large_passes = sub_blocks;
-        // (one thread: a unit per chunk; at two the units also depend on the blocks)
-        if (small && c.several && threads == 1)
-          BOOST_TEST(sub_blocks > large_passes, how << ": " << sub_blocks << " sub-block passes, "
-                                                    << large_passes << " under the large caches");
       }
     }
   });
