@@ -38,7 +38,8 @@ namespace convcheck::opt {
 // (one chunk, one block), its sums are stored non-temporally (stream); where it is summed in
 // several, with wide panels, each kernel call prefetches the filter tile of a later call (kAhead).
 // Inside a block, the tiles of one out_backprop panel (group and NR channels; every tap and q,
-// fewer when their filter tiles would not fit half of L2) form a run. With several taps and
+// fewer when their filter tiles would not fit half of L2) form a run (with the input gathered per
+// tap, the tiles of one tap and panel: gathered_runs). With several taps and
 // out_backprop wider than a panel, a run walks the block in sub-blocks of rows whose panel slice
 // sits in L1, and packs the slice NR apart first: read in place, its rows are out_backprop's
 // channel stride apart (1 or 2 KiB for 256 or 512 channels), which maps them to a few L1 sets, so
@@ -947,12 +948,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // kGatherBelow pixels on average), the gathered input takes no more memory than the filter (it
   // is the input once per tap that reads it) and a tap's no more than half of L2: each tile then
   // walks one segment per call, not one per output row. DCGAN g2's output rows are 4 pixels wide
-  // (32 segments of 3 or 4 pixels per tile and tap); with one segment per tap instead (a scratch
-  // build that summed the same number of pixels from the first, 2026-12-06, Zen 4, 1 thread,
-  // paired against oneDNN) its AVX2 backprop filter ran 7.47 -> 6.58 ms median over 8 rounds,
-  // AVX-512's 5.85 -> 5.81 (6 rounds: its step is twice the multiply-adds, so a segment's set-up
-  // and loop exit were hidden already); conv5 (7-pixel rows, 6.3 on average) 14.73 -> 14.54 ms
-  // and DCGAN g4 7.54 -> 7.42 ms, 3 rounds, within the rounds' spread. This path against the
+  // (24 or 32 segments of 3 or 4 pixels per tile and tap); with one segment per tap instead (a
+  // scratch build that summed the same number of pixels from the first, 2026-12-06, Zen 4, 1
+  // thread, paired against oneDNN) its AVX2 backprop filter ran 7.47 -> 6.58 ms median over 8
+  // rounds, AVX-512's 5.85 -> 5.81 (6 rounds: its step is twice the multiply-adds, so a segment's
+  // set-up and loop exit were hidden already); conv5 (7-pixel rows, 6.3 on average) 14.73 -> 14.54
+  // ms and DCGAN g4 7.54 -> 7.42 ms, 3 rounds, within the rounds' spread. This path against the
   // same source without it, g2 with AVX2: 7.55 -> 6.33 ms at 1 thread (8 rounds), 3.88 -> 3.30 at
   // 2 (10 rounds), paired against oneDNN 1.51 -> 1.80 and 1.53 -> 1.82 (bench/zen4-2026-12-06).
   // The input packing's rule is AVX2's alone, so this one is too. The pixels and their order are
@@ -963,8 +964,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   int64_t gathered_pixels = 0;
   if (pack_input && P.pack && g_tap_gather != InputPacking::never) {
     gather_pre.resize(static_cast<std::size_t>(taps * (rows + 1)));
-    gather_x.resize(static_cast<std::size_t>(taps));
+    // (A tap's pixels are distinct input pixels, so the counts are bounded by taps x the input's
+    // pixels; the sums below are checked all the same.)
     int64_t nonempty = 0, widest = 0;  // segments with pixels; the most pixels of a tap
+    bool counted = true;               // gathered_pixels did not overflow
     for (int64_t tap = 0; tap < taps; ++tap) {
       int64_t* pre = gather_pre.data() + tap * (rows + 1);
       pre[0] = 0;
@@ -973,19 +976,25 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
         pre[r + 1] = pre[r] + count;
         nonempty += count > 0 ? 1 : 0;
       }
-      gather_x[tap] = gathered_pixels * P.qblocks * P.MR;
-      gathered_pixels += pre[rows];
+      counted &= !__builtin_add_overflow(gathered_pixels, pre[rows], &gathered_pixels);
       widest = std::max(widest, pre[rows]);
     }
-    // (pixels times channels: each at most the activations' elements times the taps)
-    int64_t gathered_elements = 0, tap_elements = 0;
-    const bool fits = !__builtin_mul_overflow(gathered_pixels, g.C, &gathered_elements) &&
-                      gathered_elements <= filter_elements &&
-                      !__builtin_mul_overflow(widest, g.C * elem, &tap_elements) &&
-                      tap_elements <= cache.l2 / 2;
-    gather = g_tap_gather == InputPacking::wherever_possible ||
-             (gathered_pixels < kGatherBelow * nonempty && fits);
+    // A pixel's slots: every q block's MR (the last one's padded).
+    const int64_t slots = P.qblocks * P.MR;
+    int64_t gathered_elements = 0, tap_bytes = 0;
+    const bool sized =
+        counted && !__builtin_mul_overflow(gathered_pixels, slots, &gathered_elements);
+    const bool fits = sized && gathered_elements <= filter_elements &&
+                      !__builtin_mul_overflow(widest, slots * elem, &tap_bytes) &&
+                      tap_bytes <= cache.l2 / 2;
+    gather = sized && (g_tap_gather == InputPacking::wherever_possible ||
+                       (gathered_pixels < kGatherBelow * nonempty && fits));
     if (gather) {
+      gather_x.resize(static_cast<std::size_t>(taps));
+      for (int64_t tap = 0, before = 0; tap < taps; ++tap) {
+        gather_x[tap] = before * slots;  // (before <= gathered_pixels: no overflow)
+        before += gather_pre[static_cast<std::size_t>(tap * (rows + 1) + rows)];
+      }
       P.gather_pre = gather_pre.data();
       P.gather_x = gather_x.data();
     }

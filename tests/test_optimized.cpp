@@ -1251,10 +1251,11 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
 // per tap with out_backprop's slice (gather, gathered_runs) against both read in place, bitwise:
 // by the rules (packed: one chunk of one block of one sub-block; gathered: also short segments, as
 // DCGAN g2's 4-pixel rows; the AVX2 kernels) and forced wherever they can (several taps, one
-// group; out_backprop wider than every ISA's panel, 80 channels, so that its slice is packed),
-// also under small caches (several blocks and sub-blocks: a sub-block's pixels from the middle of
-// each tap's), at 1 and 2 threads. The large caches are fixed (32 KiB L1, 512 KiB L2, Zen 1's),
-// so that which cases the rules take does not depend on the machine.
+// group; out_backprop wider than every ISA's panel, 80 or 84 channels, so that its slice is
+// packed; 84: a last panel of 4 or 20), also under small caches (several blocks and sub-blocks: a
+// sub-block's pixels from the middle of each tap's), at 1 and 2 threads; and the gather's L2 rule
+// (a tap's gathered input in half of L2) under a 64 KiB L2. The large caches are fixed (32 KiB L1,
+// 512 KiB L2, Zen 1's), so that which cases the rules take does not depend on the machine.
 BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in_place_one) {
   struct Case {
     const char* text;
@@ -1262,39 +1263,43 @@ BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in
     bool gather_rule;  // gathered by the rule there
     bool possible;     // several taps, one group
     bool several;      // more blocks or sub-blocks under the small caches than the large
+    bool l2_rule;      // under 32 KiB L1, 64 KiB L2 packed by the rule but not gathered
   };
   const Case cases[] = {
       // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations (5-pixel rows)
       {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x80,padding=SAME", true, true, true,
-       false},
+       false, false},
       // DCGAN g2's: 5x5 stride 2, rows of 4 pixels (segments of 3 or 4); 27 input channels, a
       // last q block of 3 under MR 6
-      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x80,stride=2x2,padding=SAME", true, true,
-       true, false},
+      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x84,stride=2x2,padding=SAME", true, true,
+       true, false, false},
+      // its widest tap's gathered input 64 pixels x 138 slots: 35 KB, over half of a 64 KiB L2
+      {"conv2d_backprop_filter:input=4x8x8x136,filter=5x5x136x84,stride=2x2,padding=SAME", true,
+       true, true, false, true},
       // 6-pixel rows: packed, not gathered
       {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x80,padding=SAME,dtype=f64", true, false,
-       true, false},
-      {"conv2d_backprop_filter:input=2x8x8x13,filter=5x5x13x80,stride=2x2,padding=SAME,dtype=f64",
-       true, true, true, false},
+       true, false, false},
+      {"conv2d_backprop_filter:input=2x8x8x13,filter=5x5x13x84,stride=2x2,padding=SAME,dtype=f64",
+       true, true, true, false, false},
       {"conv2d_backprop_filter:input=1x6x7x30,filter=5x5x30x80,stride=2x2,padding=SAME,format=NCHW,"
        "dtype=bf16",
-       true, true, true, false},
+       true, true, true, false, false},
       // one input row: two of the three filter rows never meet the input (taps without pixels)
       {"conv2d_backprop_filter:input=1x1x8x8,filter=3x3x8x80,stride=2x2,padding=SAME", true, true,
-       true, false},
+       true, false, false},
       // dilated, uneven padding, segments of 5 or 6 pixels: packed, not gathered
       {"conv2d_backprop_filter:input=2x9x9x20,filter=3x3x20x80,dilation=2x2,padding=1:2:0:1", true,
-       false, true, false},
+       false, true, false, false},
       // the activations larger: by force only; several blocks and sub-blocks under the small
       // caches, out_backprop packed (or gathered) per sub-block
       {"conv2d_backprop_filter:input=2x14x14x16,filter=3x3x16x80,padding=SAME", false, false, true,
-       true},
+       true, false},
       // the same with a stride
       {"conv2d_backprop_filter:input=2x15x15x12,filter=3x3x12x80,stride=2x2,padding=1:1:1:1", false,
-       false, true, true},
+       false, true, true, false},
       // two groups: never
       {"conv2d_backprop_filter:input=1x6x6x16,filter=3x3x8x16,padding=SAME", false, false, false,
-       false},
+       false, false},
   };
   using opt::InputPacking;
   struct Run {
@@ -1363,6 +1368,17 @@ BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in
                      how << ": " << gathered.sub_blocks << " sub-block passes gathered, "
                          << large_gathered << " under the large caches");
         }
+      }
+      if (c.l2_rule) {
+        opt::override_cache_sizes(32 * 1024, 64 * 1024);
+        const std::string how = what + ", " + std::to_string(threads) + " threads, 64 KiB L2";
+        const Run plain = run(InputPacking::never, InputPacking::never);
+        const Run by_rule = run(InputPacking::by_rule, InputPacking::by_rule);
+        opt::clear_cache_override();
+        BOOST_TEST((by_rule.bytes == plain.bytes), how << ": by the rules");
+        BOOST_TEST((by_rule.packed > 0) == (isa == opt::Isa::avx2),
+                   how << ": " << by_rule.packed << " calls packed by the rule");
+        BOOST_TEST(by_rule.gathered == 0, how << ": " << by_rule.gathered << " calls gathered");
       }
     }
   });
