@@ -944,21 +944,25 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t input_pixels = g.N * g.H * g.W;
 
   // The input gathered per tap (Plan::gather_pre, gathered_runs), and out_backprop's slice with
-  // it, where the input is packed and out_backprop's slice too, its segments are short (under
-  // kGatherBelow pixels on average), the gathered input takes no more memory than the filter (it
-  // is the input once per tap that reads it) and a tap's no more than half of L2: each tile then
-  // walks one segment per call, not one per output row. DCGAN g2's output rows are 4 pixels wide
-  // (24 or 32 segments of 3 or 4 pixels per tile and tap); with one segment per tap instead (a
-  // scratch build that summed the same number of pixels from the first, 2026-12-06, Zen 4, 1
-  // thread, paired against oneDNN) its AVX2 backprop filter ran 7.47 -> 6.58 ms median over 8
-  // rounds, AVX-512's 5.85 -> 5.81 (6 rounds: its step is twice the multiply-adds, so a segment's
-  // set-up and loop exit were hidden already); conv5 (7-pixel rows, 6.3 on average) 14.73 -> 14.54
-  // ms and DCGAN g4 7.54 -> 7.42 ms, 3 rounds, within the rounds' spread. This path against the
-  // same source without it, g2 with AVX2: 7.55 -> 6.33 ms at 1 thread (8 rounds), 3.88 -> 3.30 at
-  // 2 (10 rounds), paired against oneDNN 1.51 -> 1.80 and 1.53 -> 1.82 (bench/zen4-2026-12-06).
-  // The input packing's rule is AVX2's alone, so this one is too. The pixels and their order are
-  // the segments', so the sums are the same bytes.
-  constexpr int64_t kGatherBelow = 5;
+  // it: each tile then walks one segment of the tap's pixels, both sides contiguous, not one
+  // segment per output row with the input read a stride of pixels apart. By the rule where the
+  // input is packed (its rule: AVX2) and out_backprop's slice too, the segments are short (under
+  // kGatherBelow pixels on average), the input is walked with a column stride, a pixel has at
+  // least kGatherSlots input slots (q blocks x MR), the gathered input takes no more memory than
+  // the filter (it is the input once per tap that reads it) and a tap's no more than half of L2.
+  // Measured 2026-12-06 (Zen 4, AVX2, 1 thread, medians, builds interleaved, paired against
+  // oneDNN; bench/zen4-2026-12-06/): DCGAN g2 (8x8, 5x5, stride 2, 256 -> 512) 7.55 -> 6.33 ms (8
+  // rounds), 3.88 -> 3.30 at 2 threads (10 rounds), paired 1.51 -> 1.80 and 1.53 -> 1.82; with 2
+  // or 4 images 2.44 -> 1.90 and 4.13 -> 3.38 ms; 3x3 taps at stride 2, 512 -> 256, 3.42 -> 2.78
+  // (4 images: 1.55 -> 1.37). What the gain follows (4 rounds each): the stride, as 4-pixel rows
+  // at stride 1 (4x4 maps, 3x3 taps, 256 -> 512) went 2.07 -> 2.17, 4.01 -> 4.15 and 8.21 -> 8.28
+  // ms at 8, 16 and 32 images (32 channels: 0.30 -> 0.34); and the channels, as the per-run
+  // out_backprop gather is shared by fewer multiply-adds: g2's shape with 16 input channels 0.47
+  // -> 0.58 ms, 32 level (1.00 -> 0.98), 64 and 128 4 % faster (1.78 -> 1.70, 3.48 -> 3.33).
+  // AVX-512's step is 4 times the multiply-adds per input pixel: with one segment per tile (a
+  // scratch build) its g2 read 5.85 -> 5.81 ms; and the input packing's rule is AVX2's alone.
+  // The pixels and their order are the segments', so the sums are the same bytes.
+  constexpr int64_t kGatherBelow = 5, kGatherSlots = 128;
   std::vector<int64_t> gather_pre, gather_x;
   bool gather = false;
   int64_t gathered_pixels = 0;
@@ -987,8 +991,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     const bool fits = sized && gathered_elements <= filter_elements &&
                       !__builtin_mul_overflow(widest, slots * elem, &tap_bytes) &&
                       tap_bytes <= cache.l2 / 2;
-    gather = sized && (g_tap_gather == InputPacking::wherever_possible ||
-                       (gathered_pixels < kGatherBelow * nonempty && fits));
+    const bool strided = std::min(g.sw, std::max<int64_t>(g.W, 1)) > 1;
+    gather =
+        sized &&
+        (g_tap_gather == InputPacking::wherever_possible ||
+         (strided && slots >= kGatherSlots && gathered_pixels < kGatherBelow * nonempty && fits));
     if (gather) {
       gather_x.resize(static_cast<std::size_t>(taps));
       for (int64_t tap = 0, before = 0; tap < taps; ++tap) {

@@ -785,20 +785,21 @@ int64_t full_filter_tiles(const Geometry& g) {
 // plainly, with the same bits. Problems: a 3x3 filter of 256 columns (whole panels), DCGAN g2's
 // shape in small (5x5, stride 2), f64 with a panel tail under AVX-512 (136 columns: 4 x 32 + 8),
 // 72 columns of f32 (rows of 288 bytes, not whole lines: none streamed), and the first in f16
-// (summed into a scratch result that is then narrowed: none streamed). Under AVX2 the problems
-// with rows of 2 or 3 pixels take the input gathered per tap (gathered_runs, counted), so
-// streaming is checked there too.
+// (summed into a scratch result that is then narrowed: none streamed); and DCGAN g2's shape with
+// 128 input channels, which under AVX2 takes the input gathered per tap (gathered_runs, counted),
+// so that streaming is checked there too.
 BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one) {
   struct Case {
     const char* text;
-    bool gathered;  // under AVX2 (the input packed by its rule, rows under 5 pixels on average)
+    bool gathered;  // under AVX2 (backprop_filter.cpp, gather's rule)
   };
   const Case problems[] = {
       {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME", false},
-      {"conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME", true},
-      {"conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64", true},
-      {"conv2d_backprop_filter:input=1x3x3x32,filter=3x3x32x72,padding=SAME", true},
+      {"conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME", false},
+      {"conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64", false},
+      {"conv2d_backprop_filter:input=1x3x3x32,filter=3x3x32x72,padding=SAME", false},
       {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME,dtype=f16", false},
+      {"conv2d_backprop_filter:input=1x8x8x128,filter=5x5x128x64,stride=2x2,padding=SAME", true},
   };
   const int saved = omp_get_max_threads();
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
@@ -1260,13 +1261,14 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
 
 // Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) and gathered
 // per tap with out_backprop's slice (gather, gathered_runs) against both read in place, bitwise:
-// by the rules (packed: one chunk of one block of one sub-block; gathered: also short segments, as
-// DCGAN g2's 4-pixel rows; the AVX2 kernels) and forced wherever they can (several taps, one
-// group; out_backprop wider than every ISA's panel, 80 or 84 channels, so that its slice is
-// packed; 84: a last panel of 4 or 20), also under small caches (several blocks and sub-blocks: a
-// sub-block's pixels from the middle of each tap's), at 1 and 2 threads; and the gather's L2 rule
-// (a tap's gathered input in half of L2) under a 64 KiB L2. The large caches are fixed (32 KiB L1,
-// 512 KiB L2, Zen 1's), so that which cases the rules take does not depend on the machine.
+// by the rules (packed: one chunk of one block of one sub-block; gathered: also short segments at a
+// column stride and at least 128 input slots, as DCGAN g2's 4-pixel rows; the AVX2 kernels) and
+// forced wherever they can (several taps, one group; out_backprop wider than every ISA's panel, 80
+// or 84 channels, so that its slice is packed; 84: a last panel of 4 or 20), also under small
+// caches (several blocks and sub-blocks: a sub-block's pixels from the middle of each tap's), at 1
+// and 2 threads; and the gather's L2 rule (a tap's gathered input in half of L2) under a 64 KiB L2.
+// The large caches are fixed (32 KiB L1, 512 KiB L2, Zen 1's), so that which cases the rules take
+// does not depend on the machine.
 BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in_place_one) {
   struct Case {
     const char* text;
@@ -1277,27 +1279,34 @@ BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in
     bool l2_rule;      // under 32 KiB L1, 64 KiB L2 packed by the rule but not gathered
   };
   const Case cases[] = {
-      // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations (5-pixel rows)
-      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x80,padding=SAME", true, true, true,
+      // ResNet conv5's shape: 3x3 SAME, a filter larger than the activations; 5-pixel rows at
+      // stride 1: packed, not gathered
+      {"conv2d_backprop_filter:input=1x5x5x40,filter=3x3x40x80,padding=SAME", true, false, true,
        false, false},
-      // DCGAN g2's: 5x5 stride 2, rows of 4 pixels (segments of 3 or 4); 27 input channels, a
-      // last q block of 3 under MR 6
-      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x84,stride=2x2,padding=SAME", true, true,
-       true, false, false},
+      // DCGAN g2's: 5x5 stride 2, rows of 4 pixels (segments of 3 or 4); 128 input channels, a
+      // last q block of 2 under MR 6 (132 slots)
+      {"conv2d_backprop_filter:input=2x8x8x128,filter=5x5x128x84,stride=2x2,padding=SAME", true,
+       true, true, false, false},
+      // the same with 27 input channels: too few slots to gather by the rule
+      {"conv2d_backprop_filter:input=2x8x8x27,filter=5x5x27x84,stride=2x2,padding=SAME", true,
+       false, true, false, false},
       // its widest tap's gathered input 64 pixels x 138 slots: 35 KB, over half of a 64 KiB L2
       {"conv2d_backprop_filter:input=4x8x8x136,filter=5x5x136x84,stride=2x2,padding=SAME", true,
        true, true, false, true},
       // 6-pixel rows: packed, not gathered
       {"conv2d_backprop_filter:input=1x6x6x30,filter=3x3x30x80,padding=SAME,dtype=f64", true, false,
        true, false, false},
-      {"conv2d_backprop_filter:input=2x8x8x13,filter=5x5x13x84,stride=2x2,padding=SAME,dtype=f64",
+      {"conv2d_backprop_filter:input=2x8x8x128,filter=5x5x128x84,stride=2x2,padding=SAME,dtype=f64",
        true, true, true, false, false},
-      {"conv2d_backprop_filter:input=1x6x7x30,filter=5x5x30x80,stride=2x2,padding=SAME,format=NCHW,"
-       "dtype=bf16",
+      {"conv2d_backprop_filter:input=1x6x7x128,filter=5x5x128x80,stride=2x2,padding=SAME,"
+       "format=NCHW,dtype=bf16",
        true, true, true, false, false},
       // one input row: two of the three filter rows never meet the input (taps without pixels)
-      {"conv2d_backprop_filter:input=1x1x8x8,filter=3x3x8x80,stride=2x2,padding=SAME", true, true,
-       true, false, false},
+      {"conv2d_backprop_filter:input=1x1x8x128,filter=3x3x128x80,stride=2x2,padding=SAME", true,
+       true, true, false, false},
+      // 4-pixel rows at stride 1: packed, not gathered
+      {"conv2d_backprop_filter:input=1x4x4x128,filter=3x3x128x80,padding=SAME", true, false, true,
+       false, false},
       // dilated, uneven padding, segments of 5 or 6 pixels: packed, not gathered
       {"conv2d_backprop_filter:input=2x9x9x20,filter=3x3x20x80,dilation=2x2,padding=1:2:0:1", true,
        false, true, false, false},
