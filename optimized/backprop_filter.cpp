@@ -771,7 +771,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 
   // A segment with two or more columns has sw < W; otherwise the step is never taken, and
   // clamping keeps a huge stride's sw * C from overflowing.
-  const int64_t x_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * g.C;
+  const int64_t px_step = std::min(g.sw, std::max<int64_t>(g.W, 1));  // in input pixels
+  const int64_t x_step = px_step * g.C;
   const int64_t cols = mirrored ? g.Cf : Og;  // C's columns per group
   const int variant = kt.variant_for(cols);
   Plan<T> P;
@@ -991,7 +992,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     const bool fits = sized && gathered_elements <= filter_elements &&
                       !__builtin_mul_overflow(widest, slots * elem, &tap_bytes) &&
                       tap_bytes <= cache.l2 / 2;
-    const bool strided = std::min(g.sw, std::max<int64_t>(g.W, 1)) > 1;
+    const bool strided = px_step > 1;
     gather =
         sized &&
         (g_tap_gather == InputPacking::wherever_possible ||
@@ -1015,7 +1016,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     // spans are in the input's layout, so they are off (the rule's layers have no next block or
     // sub-block to prefetch).
     for (Segment& s : seg) s.x = s.x / g.C * P.MR;
-    P.x_step = P.b_step = std::min(g.sw, std::max<int64_t>(g.W, 1)) * P.MR;
+    P.x_step = P.b_step = px_step * P.MR;
     P.xpack = xpack;
     P.xpack_panel = input_pixels * P.MR;
     P.prefetch_next = false;
@@ -1075,7 +1076,6 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     const int tid = 0, nt = 1;
 #endif
     if (gather) {  // tap by tap and row by row, each pixel's channels into the q blocks' slots
-      const int64_t px_step = P.x_step / P.MR;  // (Segment::x: the input pixel times MR)
 #pragma omp for schedule(static)
       for (int64_t tr = 0; tr < taps * rows; ++tr) {
         const int64_t tap = tr / rows, r = tr % rows;
@@ -1084,7 +1084,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
         const Segment& s = seg[static_cast<std::size_t>(tr)];
         for (int64_t c = 0; c < s.count; ++c)
           for (int64_t qb = 0; qb < P.qblocks; ++qb)
-            copy_short(x + (s.x / P.MR + c * px_step) * g.C + qb * P.MR,
+            copy_short(x + (s.x / P.MR + c * px_step) * g.C + qb * P.MR,  // (s.x: pixel * MR)
                        std::min(P.MR, g.C - qb * P.MR), dst + (qb * pre[rows] + c) * P.MR);
       }
     } else if (pack_input) {  // pixel by pixel, each pixel's channels into the q blocks' slots
