@@ -46,9 +46,10 @@ namespace convcheck::opt {
 // every tile streamed them from L2. A wide panel (more than a cache line per pixel: AVX-512's 32 or
 // 64 floats, 16 or 32 doubles) is walked in sub-blocks even where it is all of out_backprop (read
 // in place then). Where a block's input takes more than half of L2, the next sub-block's input rows
-// are prefetched into L2 during the current one (backprop_filter, prefetch_sub). A kernel call
-// continues its tile's sum from memory, so blocks, runs and sub-blocks do not change the
-// arithmetic.
+// are prefetched into L2 during the current one (backprop_filter, prefetch_sub); where it stays in
+// L2 and the slice is packed, only on the block's first pass, with its out_backprop rows
+// (prefetch_fill). A kernel call continues its tile's sum from memory, so blocks, runs and
+// sub-blocks do not change the arithmetic.
 //
 // A 1x1 filter (one group) with fewer input than output channels, at least a panel (NR) of them,
 // is computed mirrored where it is not packed (below; on AVX-512, a panel of input channels, as
@@ -92,10 +93,11 @@ InputPacking g_tap_gather = InputPacking::by_rule;     // set_tap_gather_for_tes
 std::atomic<int64_t> g_packed_input_calls{0};
 std::atomic<int64_t> g_gathered_calls{0};  // gathered_filter_calls_for_tests
 std::atomic<int64_t> g_streamed_calls{0};
-std::atomic<int64_t> g_packed_passes{0};  // packed_filter_passes_for_tests
-std::atomic<int64_t> g_split_passes{0};   // packed_filter_split_passes_for_tests
-std::atomic<int64_t> g_panel_calls{0};    // packed_filter_panel_calls_for_tests
-std::atomic<int64_t> g_sub_blocks{0};     // filter_sub_blocks_for_tests
+std::atomic<int64_t> g_packed_passes{0};    // packed_filter_passes_for_tests
+std::atomic<int64_t> g_split_passes{0};     // packed_filter_split_passes_for_tests
+std::atomic<int64_t> g_panel_calls{0};      // packed_filter_panel_calls_for_tests
+std::atomic<int64_t> g_sub_blocks{0};       // filter_sub_blocks_for_tests
+std::atomic<int64_t> g_fill_prefetches{0};  // fill_prefetch_sub_blocks_for_tests
 
 // Chunks: the largest power of two up to kMaxChunks with a row per chunk and the chunks - 1
 // partial filters taking no more memory than the activations, half of them for a 1x1 filter (a
@@ -144,6 +146,7 @@ struct Plan {
   bool pack = true;
   bool prefetch_next = false;   // prefetch the next block while this one runs (next_block)
   bool prefetch_sub = false;    // prefetch the next sub-block's input (tap_runs)
+  bool prefetch_fill = false;   // the same and its out_backprop rows, on a block's first pass
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
@@ -276,6 +279,8 @@ struct Packs {
   int64_t panel_calls = 0;    // packed_runs' calls of several tiles (FilterTile::panels)
   int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
   int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
+  int64_t fills = 0;       // those that prefetched by prefetch_fill (fill_prefetch_...)
+  int64_t rows_begin = -1, rows_end = -1;  // tap_runs: the output rows of the thread's last unit
 };
 
 // The tiles [t0, t1) over output rows [r0, r1), in blocks, runs and sub-blocks (above).
@@ -288,6 +293,10 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
   // would cost every tile a pass of its own).
   const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
   const EvenSplit blocks(r1 - r0, nblocks);
+  // One block that this thread's last unit passed too: its rows are in L2 already (prefetch_fill).
+  const bool warm = nblocks == 1 && pk->rows_begin == r0 && pk->rows_end == r1;
+  pk->rows_begin = r0;
+  pk->rows_end = r1;
   for (int64_t b = 0; b < nblocks; ++b) {
     const int64_t row0 = r0 + blocks.begin(b), row_end = row0 + blocks.size(b);
     const int64_t next_end = b + 1 < nblocks ? row_end + blocks.size(b + 1) : row_end;
@@ -316,9 +325,14 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           }
         }
         // The input rows the next sub-block of this item reads (this block's next, else the next
-        // run's first, else the next block's first), prefetched into L2 over this one's calls.
+        // run's first, else the next block's first), prefetched into L2 over this one's calls
+        // (prefetch_sub); with prefetch_fill, only rows this unit has not read yet (this block's
+        // next sub-block in its first run, the next block's first in its last), and their
+        // out_backprop rows too (every panel's: the later runs read them from L2).
         L2Prefetch next_sub;
-        if (P.prefetch_sub) {
+        const bool fill =
+            P.prefetch_fill && !warm && (s + 1 < nsubs ? ta == t0 : tb == t1 && row_end < next_end);
+        if (P.prefetch_sub || fill) {
           int64_t n0 = row_end, n1 = row_end;
           if (s + 1 < nsubs) {
             n0 = row0 + subs.begin(s + 1);
@@ -331,10 +345,13 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           } else {
             n1 = std::min(next_end, row_end + P.sub_rows);
           }
+          const int64_t elem = static_cast<int64_t>(sizeof(T));
           int64_t lo, hi;
           input_span(P, 0, taps, n0, n1, &lo, &hi);
-          if (lo >= 0) next_sub.add(P.x + lo, (hi - lo) * static_cast<int64_t>(sizeof(T)));
+          if (lo >= 0) next_sub.add(P.x + lo, (hi - lo) * elem);
+          if (fill) next_sub.add(P.dy + n0 * g.OW * g.O, (n1 - n0) * g.OW * g.O * elem);
           next_sub.spread(tb - ta);
+          pk->fills += fill ? 1 : 0;
         }
         // The tile's (qb, tap), stepped rather than divided out of t per tile (64-bit
         // divisions beside calls of a few hundred FMAs where the layers are small); `ahead`, the
@@ -376,8 +393,8 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.next_c = later ? tile_c(ahead) : nullptr;
           ft.next_mr = later ? tile_mr(ahead) : 0;
           // The kernel issues the lines due (kernels.h, L2Prefetch); at most one of the two
-          // prefetches is on (backprop_filter, prefetch_sub).
-          L2Prefetch& pf = P.prefetch_sub ? next_sub : next;
+          // prefetches is on (backprop_filter, prefetch_sub, prefetch_fill).
+          L2Prefetch& pf = P.prefetch_sub || P.prefetch_fill ? next_sub : next;
           pf.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
           P.kernel(ft);
           pf.issue_due();
@@ -404,7 +421,7 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
                    Packs<T>* pk) {
   const Geometry& g = *P.g;
   const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, oblocks = P.oblocks;
-  assert(g.G == 1 && !P.prefetch_next && !P.prefetch_sub);
+  assert(g.G == 1 && !P.prefetch_next && !P.prefetch_sub && !P.prefetch_fill);
   const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
   const EvenSplit blocks(r1 - r0, nblocks);
   for (int64_t b = 0; b < nblocks; ++b) {
@@ -656,6 +673,10 @@ int64_t gathered_filter_calls_for_tests() {
 
 int64_t filter_sub_blocks_for_tests() {
   return g_sub_blocks.exchange(0, std::memory_order_relaxed);
+}
+
+int64_t fill_prefetch_sub_blocks_for_tests() {
+  return g_fill_prefetches.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t streamed_filter_calls_for_tests() {
@@ -920,6 +941,22 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // (One sub-block, stream: no next one.)
   P.prefetch_sub =
       !P.prefetch_next && !P.stream && !mirrored && taps > 1 && block_input > cache.l2 / 2;
+  // Fill prefetch: where the block's rows stay in L2 from run to run (no prefetch_sub) and the
+  // panel's out_backprop slice is packed per sub-block, a unit's first run reads each sub-block's
+  // rows from L3 or memory, the packing copy waiting on its out_backprop lines (a profile of
+  // ResNet conv2 3x3 under AVX2, 1 thread: 7.5 % of optimized's samples on that copy, none with
+  // the AVX-512 kernels, which read the slice in place) and the first tiles on the input's; the
+  // later runs find them in L2. So the first run prefetches the next sub-block's input and
+  // out_backprop rows (every panel's), and the last the next block's first; not where the thread's
+  // last unit passed the same one block (tap_runs, warm). Zen 4 guest, AVX2, paired against
+  // oneDNN, builds interleaved (bench/zen4-2026-12-06b/): ResNet conv2 3x3 (6-row sub-blocks)
+  // 9.42 -> 9.09 ms at 2 threads (1.20 -> 1.23, 6 rounds; 1.15 -> 1.21 in a first set of 5
+  // without the warm rule), 18.5 -> 17.8 at 1 (3 rounds); conv3 3x3, conv4 3x3, the stride-2
+  // conv3, the dilated layer and DCGAN g4 level within those sets' spread (g4 at 2 threads 1.11
+  // -> 1.12 with the warm rule, 1.14 -> 1.09 and 1.09 -> 1.10 in two sets without it). AVX-512,
+  // packed on 128 channels and up: level on conv3, conv4 and g4.
+  P.prefetch_fill =
+      P.pack && !P.prefetch_next && !P.prefetch_sub && !P.stream && !mirrored && taps > 1;
 
   // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
   // least the activations and the layer is one sub-block: one chunk of one block (above), each
@@ -1021,6 +1058,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     P.xpack_panel = input_pixels * P.MR;
     P.prefetch_next = false;
     P.prefetch_sub = false;
+    P.prefetch_fill = false;
   }
 
   // Chunk 0 sums into dw itself (mirrored: into the transpose, scratch like the partials), chunk
@@ -1132,6 +1170,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     if (pk.split_passes > 0) g_split_passes.fetch_add(pk.split_passes, std::memory_order_relaxed);
     if (pk.panel_calls > 0) g_panel_calls.fetch_add(pk.panel_calls, std::memory_order_relaxed);
     if (pk.sub_blocks > 0) g_sub_blocks.fetch_add(pk.sub_blocks, std::memory_order_relaxed);
+    if (pk.fills > 0) g_fill_prefetches.fetch_add(pk.fills, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);

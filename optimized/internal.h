@@ -129,6 +129,10 @@ int64_t threaded_ahead_blocks_for_tests();
 /// backprop filter's (run, sub-block) passes in place (backprop_filter.cpp, tap_runs) since the
 /// last call: for the test that the sub-blocks' size (split_fma512) changes no bits.
 int64_t filter_sub_blocks_for_tests();
+/// Those of tap_runs' passes that prefetched the rows of the unit's next sub-block or block with
+/// its out_backprop rows (backprop_filter.cpp, prefetch_fill), since the last call: for the test
+/// that the rule reaches it.
+int64_t fill_prefetch_sub_blocks_for_tests();
 /// Those of the passes that units holding ranges of input panels made (backprop_filter.cpp,
 /// split_q), since the last call.
 int64_t packed_filter_split_passes_for_tests();

@@ -1485,6 +1485,41 @@ BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits) {
   omp_set_num_threads(saved);
 }
 
+// Backprop filter's fill prefetch (backprop_filter.cpp, prefetch_fill): where a block's rows stay
+// in L2 and out_backprop's slice is packed per sub-block, a unit's first run prefetches each next
+// sub-block's input and out_backprop rows, and its last run the next block's first. Derived by
+// hand for 2x28x28x16 -> 64 (3x3, SAME) under AVX2 with L1 4 KiB, L2 32 KiB: 56 output rows in 8
+// chunks of 7; rows of 8961 bytes (28 x 64 + 28 x 16 floats, + 1), so blocks of 3 rows (3, 2 and
+// 2 per chunk); sub-blocks of 1 row (1.5 L1 over 128 bytes a pixel, its 16-float slice and an
+// input line, and 28 pixels a row); the block's input (5376 bytes) within half of L2, so no
+// prefetch_sub; runs of one panel (27 tiles; 42 fit). With 1 thread a unit is a chunk: 2 + 1 + 1
+// first-run passes and 2 next-block passes, 48 in all. With AVX-512's 64-channel panel nothing is
+// packed, and nothing prefetched so. The results against the reference and for 1, 2 and 3
+// threads: check_blocking_paths.
+BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks) {
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=2x28x28x16,filter=3x3x16x64,padding=SAME"};
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(4 * 1024, 32 * 1024);
+  for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
+    const Problem p = parse_problem(text);
+    omp_set_num_threads(1);
+    opt::fill_prefetch_sub_blocks_for_tests();
+    result_bytes(p);
+    const int64_t one = opt::fill_prefetch_sub_blocks_for_tests();
+    omp_set_num_threads(2);
+    result_bytes(p);
+    const int64_t two = opt::fill_prefetch_sub_blocks_for_tests();
+    if (isa == opt::Isa::avx2) BOOST_TEST(one == 48, what << ": 1 thread");
+    if (isa == opt::Isa::avx512) BOOST_TEST(one == 0, what << ": 1 thread");
+    if (isa != opt::Isa::avx512) BOOST_TEST(two > 0, what << ": 2 threads");
+    BOOST_TEST_MESSAGE(what << ": " << one << " and " << two << " fill passes");
+  });
+  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
 // block, and with more than one thread too where opt::threaded_prefetch_bursts() (AMD): that
 // block's table is filled ahead, as the next of the thread's own range, and checked when a block
