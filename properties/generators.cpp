@@ -39,7 +39,10 @@
 //                output sizes, are capped by what the channels and N leave, so many channels come
 //                with few taps and small sizes) and the input <= 2^16 elements. A third of them
 //                are "spatial": fewer channels, sizes up to 64 outputs a side (inputs to ~250 with
-//                strides), beyond typical tiles of 32.
+//                strides), beyond typical tiles of 32. 15 % of the conv ones are "wide": one
+//                group, 113..160 input channels, 17..48 output ones, N 1..2, so that the budget
+//                leaves a few pixels a side and the filter outweighs the activations (the layers
+//                of DCGAN g2's kind, whose optimized backprop filter packs and gathers its input).
 //   big     (3%) cheap big-index problems: C and O 1 (75%) or 2, depthwise M = 1, 1x1 filters
 //                (80%; else 2 or 3 taps a side), N = 1, and an input tensor of more than 2^16
 //                elements (H 128..256, W what crosses it plus 0..31): the oracle's cost is per
@@ -283,8 +286,26 @@ Gen<I> blocked(I max_blocks) {
                         full(0, max_blocks + 1), full(1, 17));
 }
 
-Gen<Channels> medium_channels(Op op, bool spatial_focus) {
+// What a medium problem leans towards: the spread below (plain), few channels and large sizes
+// (spatial), or many input channels and few output ones (wide; conv ops only).
+enum class Focus { plain, spatial, wide };
+
+Gen<Channels> medium_channels(Op op, Focus focus) {
+  const bool spatial_focus = focus == Focus::spatial;
   const I blocks = spatial_focus ? 1 : 4;
+  if (focus == Focus::wide) {
+    // One group, 16 * (7..9) + tail input channels (113..160: past 128, the slots a pixel needs
+    // for the optimized backprop filter's gathered path, backprop_filter.cpp, kGatherSlots) and
+    // 17..48 output ones (wider than AVX2's 16-channel panel: packed slices): within the terms
+    // budget the sizes are then a few pixels a side, the filter larger than the activations (its
+    // packed-input and gathered paths, otherwise out of reach of a small problem).
+    return rc::gen::apply(
+        [](I wide_blocks, I tail, I k) {
+          const I Cf = 16 * (7 + wide_blocks) + tail;
+          return Channels{Cf, Cf, 16 + k};
+        },
+        full(0, 3), full(1, 17), blocked(1));
+  }
   if (is_depthwise(op)) {
     return rc::gen::apply(
         [](I C, I M) {
@@ -312,11 +333,17 @@ I terms_per_tap(Op op, const Channels& ch, I N) {
 /// Medium problems: channels, N, then taps within the terms budget, then the rest; the sizes
 /// (in medium_problem) take what the budget leaves.
 Gen<Params> medium_params(Op op) {
-  return rc::gen::mapcat(chance(35), [op](bool spatial_focus) {
+  const Gen<Focus> focus =
+      is_depthwise(op) ? pick<Focus>({{65, Focus::plain}, {35, Focus::spatial}})
+                       : pick<Focus>({{50, Focus::plain}, {35, Focus::spatial}, {15, Focus::wide}});
+  return rc::gen::mapcat(focus, [op](Focus f) {
+    const bool spatial_focus = f == Focus::spatial;
     return rc::gen::mapcat(
         rc::gen::apply([](Channels ch, I N) { return std::make_pair(ch, N); },
-                       medium_channels(op, spatial_focus),
-                       spatial_focus ? full(1, 4) : sometimes(60, full(2, 13), 1)),
+                       medium_channels(op, f),
+                       spatial_focus      ? full(1, 4)
+                       : f == Focus::wide ? full(1, 3)
+                                          : sometimes(60, full(2, 13), 1)),
         [op](std::pair<Channels, I> chn) {
           const Channels ch = chn.first;
           const I N = chn.second;

@@ -27,6 +27,7 @@
 #include "optimized/kernels.h"
 #include "optimized/optimized.h"
 #include "oracle/oracle.h"
+#include "properties/generators.h"
 #include "tests/backend_testbed.h"
 
 using namespace convcheck;
@@ -1483,6 +1484,44 @@ BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits) {
   opt::override_split_fma512(-1);
   opt::clear_cache_override();
   omp_set_num_threads(saved);
+}
+
+// The fuzz generator's problems reach backprop filter's packed-input and gathered paths
+// (backprop_filter.cpp, pack_input, gather; AVX2's rule), through its medium tier's "wide"
+// problems (properties/generators.cpp): without them no generated problem had the 128 input
+// slots a pixel needs to be gathered. 3000 problems (the generator's sizes 0..100, a fixed seed),
+// through the optimized backend under AVX2, 1 thread.
+boost::test_tools::assertion_result has_avx2(boost::unit_test::test_unit_id) {
+  const std::vector<opt::Isa> isas = opt::available_isas();
+  boost::test_tools::assertion_result r(std::count(isas.begin(), isas.end(), opt::Isa::avx2) > 0);
+  if (!r) r.message() << "this CPU (or build) runs no AVX2 kernels: the rule is AVX2's";
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
+                     *boost::unit_test::precondition(has_avx2)) {
+  const rc::Gen<Problem> problems = gen::valid_problem(Op::conv2d_backprop_filter);
+  rc::Random random(20261206);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  opt::limit_isa(opt::Isa::avx2);
+  opt::packed_input_filter_calls_for_tests();
+  opt::gathered_filter_calls_for_tests();
+  int wide = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const Problem p = problems(random.split(), i % 101).value();
+    wide += p.input[3] > 112 && p.filter[2] == p.input[3];
+    result_bytes(p);
+  }
+  const int64_t packed = opt::packed_input_filter_calls_for_tests();
+  const int64_t gathered = opt::gathered_filter_calls_for_tests();
+  opt::clear_isa_limit();
+  omp_set_num_threads(saved);
+  BOOST_TEST_MESSAGE("3000 generated problems: " << wide << " wide, " << packed
+                                                 << " with the input packed, " << gathered
+                                                 << " gathered");
+  BOOST_TEST(packed > 0);
+  BOOST_TEST(gathered > 0);
 }
 
 // Backprop filter's fill prefetch (backprop_filter.cpp, prefetch_fill): where a block's rows stay
