@@ -279,7 +279,7 @@ struct Packs {
   int64_t panel_calls = 0;    // packed_runs' calls of several tiles (FilterTile::panels)
   int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
   int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
-  int64_t fills = 0;       // those that prefetched by prefetch_fill (fill_prefetch_...)
+  int64_t fills = 0;       // those that prefetched by prefetch_fill (for tests)
   int64_t rows_begin = -1, rows_end = -1;  // tap_runs: the output rows of the thread's last unit
 };
 
@@ -931,7 +931,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // A/B sets of 3-5 runs, 2026-11-27); AVX2 unchanged (0.96-1.03 both ways). Prefetching every
   // layer's measured no change on ResNet conv2-conv5 3x3, the dilated layer and DCGAN g4 (within
   // the noise), DCGAN g2 (0.5 MB of input) perhaps worse; so only blocks past half of L2.
-  // Prefetching the next sub-block's out_backprop rows as well gained nothing.
+  // Prefetching the next sub-block's out_backprop rows as well, on every pass, gained nothing
+  // (Xeon, AVX-512; on a block's first pass only where it stays in L2: prefetch_fill, below).
   int64_t block_input = 0;  // saturated, as activation_elements
   if (__builtin_mul_overflow(std::min(P.block_rows, chunk_rows), span_rows * g.W * g.C * elem,
                              &block_input))
@@ -948,15 +949,20 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // the AVX-512 kernels, which read the slice in place) and the first tiles on the input's; the
   // later runs find them in L2. So the first run prefetches the next sub-block's input and
   // out_backprop rows (every panel's), and the last the next block's first; not where the thread's
-  // last unit passed the same one block (tap_runs, warm). Zen 4 guest, AVX2, paired against
-  // oneDNN, builds interleaved (bench/zen4-2026-12-06b/): ResNet conv2 3x3 (6-row sub-blocks)
-  // 9.42 -> 9.09 ms at 2 threads (1.20 -> 1.23, 6 rounds; 1.15 -> 1.21 in a first set of 5
-  // without the warm rule), 18.5 -> 17.8 at 1 (3 rounds); conv3 3x3, conv4 3x3, the stride-2
-  // conv3, the dilated layer and DCGAN g4 level within those sets' spread (g4 at 2 threads 1.11
-  // -> 1.12 with the warm rule, 1.14 -> 1.09 and 1.09 -> 1.10 in two sets without it). AVX-512,
-  // packed on 128 channels and up: level on conv3, conv4 and g4.
-  P.prefetch_fill =
-      P.pack && !P.prefetch_next && !P.prefetch_sub && !P.stream && !mirrored && taps > 1;
+  // last unit passed the same one block (tap_runs, warm), nor where a sub-block's rows take more
+  // than half of L2 (beside the current one's they would not stay). Zen 4 guest, AVX2, paired
+  // against oneDNN, builds interleaved (bench/zen4-2026-12-06b/): ResNet conv2 3x3 (6-row
+  // sub-blocks of 172 KB) 9.42 -> 9.09 ms at 2 threads (1.20 -> 1.23, 6 rounds; 1.15 -> 1.21 in a
+  // first set of 5 without the warm rule), 17.7 -> 17.3 at 1 (4 rounds); conv3 3x3 (373 KB) and
+  // the dilated layer (186 KB) level or a little higher (conv3 at 2 threads 1.08 -> 1.11, 1.11 ->
+  // 1.12, 1.12 -> 1.16 in three sets). Over the half-L2 cap: ResNet conv4 3x3 (774 KB) and DCGAN
+  // g4 (590 KB), which read level or lower with the prefetch (g4 at 1 thread 1.12 -> 1.04 paired
+  // in a 3-round set, 1.12 -> 1.10 in a 4-round one, where the build with the cap, which leaves
+  // g4 alone, read 1.09). AVX-512, packed on 128 channels and up: level on conv3, conv4 and g4.
+  int64_t sub_bytes = 0;  // a sub-block's rows, both tensors (saturated: only compared)
+  if (__builtin_mul_overflow(P.sub_rows, row_bytes, &sub_bytes)) sub_bytes = INT64_MAX;
+  P.prefetch_fill = P.pack && !P.prefetch_next && !P.prefetch_sub && !P.stream && !mirrored &&
+                    taps > 1 && sub_bytes <= cache.l2 / 2;
 
   // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
   // least the activations and the layer is one sub-block: one chunk of one block (above), each
