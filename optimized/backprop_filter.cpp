@@ -949,17 +949,23 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // the AVX-512 kernels, which read the slice in place) and the first tiles on the input's; the
   // later runs find them in L2. So the first run prefetches the next sub-block's input and
   // out_backprop rows (every panel's), and the last the next block's first; not where the thread's
-  // last unit passed the same one block (tap_runs, warm), nor where a sub-block's rows take more
-  // than half of L2 (beside the current one's they would not stay). Zen 4 guest, AVX2, paired
-  // against oneDNN, builds interleaved (bench/zen4-2026-12-06b/): ResNet conv2 3x3 (6-row
-  // sub-blocks of 172 KB) 9.42 -> 9.09 ms at 2 threads (1.20 -> 1.23, 6 rounds; 1.15 -> 1.21 in a
-  // first set of 5 without the warm rule), 17.7 -> 17.3 at 1 (4 rounds); conv3 3x3 (373 KB) and
-  // the dilated layer (186 KB) level or a little higher (conv3 at 2 threads 1.08 -> 1.11, 1.11 ->
-  // 1.12, 1.12 -> 1.16 in three sets). Over the half-L2 cap: ResNet conv4 3x3 (774 KB) and DCGAN
-  // g4 (590 KB), which read level or lower with the prefetch (g4 at 1 thread 1.12 -> 1.04 paired
-  // in a 3-round set, 1.12 -> 1.10 in a 4-round one, where the build with the cap, which leaves
-  // g4 alone, read 1.09). AVX-512, packed on 128 channels and up: level on conv3, conv4 and g4.
-  int64_t sub_bytes = 0;  // a sub-block's rows, both tensors (saturated: only compared)
+  // last unit passed the same one block (tap_runs, warm), nor where the sub-block cap's rows
+  // (P.sub_rows of them; tap_runs splits a block evenly into sub-blocks of at most that many, so
+  // the sub-blocks it makes can be smaller) take more than half of L2: a threshold set by
+  // measurement on the Zen 4 (below), where it leaves out the two layers that read level or lower
+  // with the prefetch; its reason, that the next sub-block's rows do not stay in L2 beside the
+  // current one's, holds for the cap, not always for the split. Zen 4 guest, AVX2, paired
+  // against oneDNN, builds interleaved (bench/zen4-2026-12-06b/): ResNet conv2 3x3 (a 6-row cap
+  // of 172 KB) 9.42 -> 9.09 ms at 2 threads (1.20 -> 1.23, 6 rounds; 1.15 -> 1.21 in a first set
+  // of 5 without the warm rule), 17.7 -> 17.3 at 1 (4 rounds); conv3 3x3 (373 KB) and the dilated
+  // layer (186 KB) level or a little higher (conv3 at 2 threads 1.08 -> 1.11, 1.11 -> 1.12, 1.12
+  // -> 1.16 in three sets). Over the half-L2 cap: ResNet conv4 3x3 (774 KB) and DCGAN g4 (590 KB),
+  // which read level or lower with the prefetch (g4 at 1 thread 1.12 -> 1.04 paired in a 3-round
+  // set, 1.12 -> 1.10 in a 4-round one, where the build with the cap, which leaves g4 alone, read
+  // 1.09). AVX-512, packed on 128 channels and up: level on conv3, conv4 and g4. On a Xeon (48 KiB
+  // L1, 2 MiB L2: g4's cap 885 KB takes the prefetch, conv4's 1.2 MB does not), AVX2, level to
+  // about 3 % lower in 20 interleaved rounds (bench/xeon-2026-12-06/).
+  int64_t sub_bytes = 0;  // the sub-block cap's rows, both tensors (saturated: only compared)
   if (__builtin_mul_overflow(P.sub_rows, row_bytes, &sub_bytes)) sub_bytes = INT64_MAX;
   P.prefetch_fill = P.pack && !P.prefetch_next && !P.prefetch_sub && !P.stream && !mirrored &&
                     taps > 1 && sub_bytes <= cache.l2 / 2;
