@@ -1567,6 +1567,46 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
   omp_set_num_threads(saved);
 }
 
+// The fill prefetch's warm rule (tap_runs): no fill where the thread's last unit passed the same
+// one block, whose rows are in its L2 already. Derived by hand for 1x8x8x16 -> 64 (3x3, SAME)
+// under AVX2 with L1 4 KiB, L2 32 KiB: the filter (9216 elements) outweighs the activations (5120),
+// so one chunk (a partials budget of 5120 elements holds no second filter) and one block of all 8
+// rows; rows of 2561 bytes (8 x 64 + 8 x 16 floats, + 1), so no prefetch_next (8 rows > 8 KiB /
+// 2561); the block's input 4096 bytes, within half of L2 (no prefetch_sub); sub-blocks of at most
+// 6 rows (1.5 L1 over 128 bytes a pixel, 8 pixels a row), 15366 bytes, within half of L2: two of 4
+// rows. A unit that is not warm fills once (its first run's first sub-block; its last sub-block has
+// no next block), so: 1 thread, one unit: 1; 2 threads: every unit has the same rows, so each
+// thread's first unit fills and no other (1 or 2: a thread whose units were all taken fills none;
+// 32 without the rule); with the second thread taking nothing, 1. The portable kernels (sub-blocks
+// of 8 rows, 20488 bytes) and AVX-512 (nothing packed): none. Results: check_blocking_paths.
+BOOST_AUTO_TEST_CASE(fill_prefetch_skips_a_block_the_thread_just_passed, *blocking) {
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=1x8x8x16,filter=3x3x16x64,padding=SAME"};
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(4 * 1024, 32 * 1024);
+  for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
+    const Problem p = parse_problem(text);
+    const bool fills = isa == opt::Isa::avx2;
+    omp_set_num_threads(1);
+    opt::fill_prefetch_sub_blocks_for_tests();
+    result_bytes(p);
+    BOOST_TEST(opt::fill_prefetch_sub_blocks_for_tests() == (fills ? 1 : 0), what << ": 1 thread");
+    omp_set_num_threads(2);
+    result_bytes(p);
+    const int64_t two = opt::fill_prefetch_sub_blocks_for_tests();
+    BOOST_TEST((fills ? two >= 1 && two <= 2 : two == 0), what << ": 2 threads, " << two);
+    {
+      const SkippedThread skipped;
+      result_bytes(p);
+    }
+    BOOST_TEST(opt::fill_prefetch_sub_blocks_for_tests() == (fills ? 1 : 0),
+               what << ": 2 threads, the second taking nothing");
+  });
+  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
 // block, and with more than one thread too where opt::threaded_prefetch_bursts() (AMD): that
 // block's table is filled ahead, as the next of the thread's own range, and checked when a block
