@@ -138,7 +138,7 @@ echo "  $line"
 # sizes, chunks, sub-blocks, column blocks, packing, non-temporal stores), which no CPU model
 # changes, under every ISA the host runs (and isa_symbols checks each kernel file's instructions
 # statically). Emulated they took over half an hour of the 40-minute limit (measured 2026-11-26:
-# 4 minutes for the small-cache case alone under qemu's Haswell, 60 times native); on the Zen 4
+# 4 minutes for the small-cache case alone under qemu's Haswell, 60 times native); on the Xeon
 # guest, 2026-12-06, the five such cases then outside the list (28 s natively) took test_optimized
 # to 11 minutes emulated and isa_haswell to 974 s. A label, not a list of names here, so that a
 # new case says what it is where it is written.
