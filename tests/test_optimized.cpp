@@ -1532,10 +1532,25 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
   BOOST_TEST(gathered > 0);
 }
 
+// The fill-prefetch cases' frame: under L1 4 KiB, L2 32 KiB (where their small problems reach the
+// rule), `count(isa, problem, what)` for each ISA this machine runs; then the results against the
+// reference and for 1, 2 and 3 threads (check_blocking_paths); caches and thread count restored.
+template <std::size_t N, class Count>
+void under_fill_caches(const char* const (&problems)[N], Count&& count) {
+  const int saved = omp_get_max_threads();
+  opt::override_cache_sizes(4 * 1024, 32 * 1024);
+  for_each_isa(problems, [&count](opt::Isa isa, const char* text, const std::string& what) {
+    count(isa, parse_problem(text), what);
+  });
+  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
 // Backprop filter's fill prefetch (backprop_filter.cpp, prefetch_fill): where a block's rows stay
-// in L2, out_backprop's slice is packed per sub-block and a sub-block's rows take at most half of
-// L2, a unit's first run prefetches each next sub-block's input and out_backprop rows, and its
-// last run the next block's first. Derived by hand for 2x28x28x16 -> 64 (3x3, SAME) with L1 4
+// in L2, out_backprop's slice is packed per sub-block and the sub-block cap's rows take at most
+// half of L2, a unit's first run prefetches each next sub-block's input and out_backprop rows, and
+// its last run the next block's first. Derived by hand for 2x28x28x16 -> 64 (3x3, SAME) with L1 4
 // KiB, L2 32 KiB: 56 output rows in 8 chunks of 7; rows of 8961 bytes (28 x 64 + 28 x 16 floats,
 // + 1), so blocks of 3 rows (3, 2 and 2 a chunk); the block's input (5376 bytes) within half of
 // L2, so no prefetch_sub. Under AVX2 (MR 6, NR 16): sub-blocks of 1 row (1.5 L1 over 128 bytes a
@@ -1549,10 +1564,7 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
 BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=2x28x28x16,filter=3x3x16x64,padding=SAME"};
-  const int saved = omp_get_max_threads();
-  opt::override_cache_sizes(4 * 1024, 32 * 1024);
-  for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
-    const Problem p = parse_problem(text);
+  under_fill_caches(problems, [](opt::Isa isa, const Problem& p, const std::string& what) {
     const int64_t want = isa == opt::Isa::avx2 ? 48 : 0;
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
@@ -1562,9 +1574,6 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
                  what << ": " << threads << " threads");
     }
   });
-  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // The fill prefetch's warm rule (tap_runs): no fill where the thread's last unit passed the same
@@ -1582,10 +1591,7 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
 BOOST_AUTO_TEST_CASE(fill_prefetch_skips_a_block_the_thread_just_passed, *blocking) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=1x8x8x16,filter=3x3x16x64,padding=SAME"};
-  const int saved = omp_get_max_threads();
-  opt::override_cache_sizes(4 * 1024, 32 * 1024);
-  for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
-    const Problem p = parse_problem(text);
+  under_fill_caches(problems, [](opt::Isa isa, const Problem& p, const std::string& what) {
     const bool fills = isa == opt::Isa::avx2;
     omp_set_num_threads(1);
     opt::fill_prefetch_sub_blocks_for_tests();
@@ -1602,9 +1608,6 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_skips_a_block_the_thread_just_passed, *blocki
     BOOST_TEST(opt::fill_prefetch_sub_blocks_for_tests() == (fills ? 1 : 0),
                what << ": 2 threads, the second taking nothing");
   });
-  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
