@@ -86,6 +86,17 @@ namespace convcheck::opt {
 
 namespace {
 
+/// The input lines a backprop filter sub-block's taps read per output pixel, as the rows grow
+/// long: along each axis, of the input coordinates i * s + a * d (a < K taps), a run of output
+/// coordinates reaches a new one for each residue a * d takes mod s, min(K, s / gcd(s, d)) of them
+/// (1 at stride 1; 2 for 3x3 stride 2; 1 for 2 taps dilated 2 at stride 2, which coincide).
+/// Saturated at `cap` (a count above it gives the same sub-blocks: one row).
+int64_t input_lines_per_pixel(const Geometry& g, int64_t cap) {
+  const int64_t rows = std::min(g.KH, g.sh / std::gcd(g.sh, g.dh));
+  const int64_t cols = std::min(g.KW, g.sw / std::gcd(g.sw, g.dw));
+  return rows > cap / cols ? cap : rows * cols;
+}
+
 bool g_allow_mirrored = true;                          // allow_mirrored_filter (tests)
 bool g_allow_packed = true;                            // allow_packed_filter (tests)
 InputPacking g_input_packing = InputPacking::by_rule;  // set_input_packing_for_tests
@@ -879,8 +890,19 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // conv3 stride 2 1.11 -> 1.16, conv4 3x3 1.12 -> 1.21, the dilated layer 1.02 -> 1.10 and DCGAN
   // g4 1.07 -> 1.13 at 2 threads (1 thread: 1.13 -> 1.26, 1.02 -> 1.05, 1.09 -> 1.14, 1.13 ->
   // 1.17, 1.09 -> 1.10, 1.03 -> 1.05); 0.5 L1 read lower, 2, 3, 8 and 16 L1 about as 4.
+  //
+  // The input's term is the lines a sub-block's taps read per output pixel: one at stride 1, where
+  // tap kw + 1 re-reads mostly the lines tap kw read, but at stride 2 a 3x3 filter's taps read 2 x
+  // 2 input pixels per output pixel, disjoint from tap to tap (input_lines_per_pixel). Counted so
+  // for line panels: on a Xeon (48 KiB L1, 2 MiB L2, AVX2, bench/xeon-2026-12-06/) ResNet conv3
+  // stride 2's sub-blocks went from 20 rows to 8 and DCGAN g4's from 36 to 14: paired against
+  // oneDNN at 2 threads conv3 stride 2 1.10 -> 1.20, g4's medians 7.7 % lower (fastest rounds
+  // -1 %), at 1 thread 1.045 -> 1.090 and 0.969 -> 0.998; stride-1 layers unchanged by
+  // construction. Wide panels keep one line: there the count read level or lower (+3-6 % time, in
+  // the noise). Unmeasured on a Zen 4 (conv3 stride 2's AVX2 sub-blocks there 13 -> 5 rows).
   const bool line_panel = !wide_panel(P.NR * elem);
-  const int64_t per_pixel = P.NR * elem + kLine;
+  const int64_t per_pixel =
+      P.NR * elem + kLine * (line_panel ? input_lines_per_pixel(g, cache.l1d) : 1);
   const int64_t wide_bytes = split_fma512() ? 4 * cache.l1d : cache.l1d;
   P.sub_rows = P.stream ? P.block_rows  // one sub-block (stream, above)
                         : std::max<int64_t>(

@@ -1610,6 +1610,60 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_skips_a_block_the_thread_just_passed, *blocki
   });
 }
 
+// Backprop filter's line-panel sub-blocks count the input lines a pixel's taps read
+// (backprop_filter.cpp, input_lines_per_pixel): along each axis min(K, s / gcd(s, d)). Derived by
+// hand for four problems of 8 x 8 output pixels, 16 -> 64 channels, under L1 4 KiB, L2 32 KiB, at
+// 1 thread: the filter (9216 elements) outweighs the activations (8 x 8 x 64 + the input's 4096
+// at most), so one chunk and one block of 8 rows; runs of one panel (AVX2: 3 q blocks x 9 taps =
+// 27 tiles, 42 fit; portable: 4 x 9 = 36, 128 fit), so passes = panels x sub-blocks, each
+// sub-block's slice packed (64 channels > a panel). The budget is 1.5 L1 (6144 bytes) over a
+// pixel's panel line (AVX2: 64 bytes, 4 panels; portable: 32, 8 panels) and 64 bytes per input
+// line:
+//   3x3 stride 1 (1 line):  AVX2 6144 / 128 / 8 = 6 rows: 2 sub-blocks, 8 passes; portable
+//                           6144 / 96 / 8 = 8: 1, 8;
+//   3x3 stride 2 (2 x 2):   AVX2 6144 / 320 / 8 = 2 rows: 4, 16; portable 6144 / 288 / 8 = 2: 4,
+//                           32 (one line: 8 and 8);
+//   3x3 stride 1x2 (1 x 2): AVX2 6144 / 192 / 8 = 4: 2, 8; portable 6144 / 160 / 8 = 4: 2, 16;
+//   3x3 stride 2, dilation 2 (even taps land on even rows: 1 x 1): as stride 1.
+// AVX-512's wide panels count one line whatever the stride: each problem as many passes as the
+// first. Results against the reference at 1, 2 and 3 threads: check_blocking_paths.
+BOOST_AUTO_TEST_CASE(line_sub_blocks_count_the_input_lines_of_a_stride, *blocking) {
+  struct Case {
+    const char* text;
+    int64_t avx2, portable;  // sub-block passes, 1 thread
+  };
+  const Case cases[] = {
+      {"conv2d_backprop_filter:input=1x8x8x16,filter=3x3x16x64,padding=SAME", 8, 8},
+      {"conv2d_backprop_filter:input=1x16x16x16,filter=3x3x16x64,stride=2x2,padding=SAME", 16, 32},
+      {"conv2d_backprop_filter:input=1x8x16x16,filter=3x3x16x64,stride=1x2,padding=SAME", 8, 16},
+      {"conv2d_backprop_filter:input=1x16x16x16,filter=3x3x16x64,stride=2x2,dilation=2x2,"
+       "padding=SAME",
+       8, 8},
+  };
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  opt::override_cache_sizes(4 * 1024, 32 * 1024);
+  int64_t wide_first = -1;  // AVX-512: the first problem's passes
+  for_each_isa(cases, [&wide_first](opt::Isa isa, const Case& c, const std::string& what) {
+    opt::filter_sub_blocks_for_tests();
+    result_bytes(parse_problem(c.text));
+    const int64_t passes = opt::filter_sub_blocks_for_tests();
+    if (isa == opt::Isa::avx512) {
+      if (wide_first < 0) wide_first = passes;
+      BOOST_TEST(passes == wide_first,
+                 what << ": " << passes << " passes, the first problem " << wide_first);
+    } else {
+      const int64_t want = isa == opt::Isa::avx2 ? c.avx2 : c.portable;
+      BOOST_TEST(passes == want, what << ": " << passes << " passes, derived " << want);
+    }
+  });
+  const char* problems[std::size(cases)];
+  for (std::size_t i = 0; i < std::size(cases); ++i) problems[i] = cases[i].text;
+  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  opt::clear_cache_override();
+  omp_set_num_threads(saved);
+}
+
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
 // block, and with more than one thread too where opt::threaded_prefetch_bursts() (AMD): that
 // block's table is filled ahead, as the next of the thread's own range, and checked when a block
