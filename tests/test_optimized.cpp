@@ -54,6 +54,17 @@ std::vector<unsigned char> result_bytes(const Problem& p) {
   return testbed::bytes(testbed::result_of(optimized(), p, testbed::random_operands(p, 12345)));
 }
 
+// The thread count, cache sizes and 512-bit split a test sets, restored however its scope ends (a
+// failed BOOST_REQUIRE throws), so that the cases after it see the machine's.
+struct Restored {
+  const int threads = omp_get_max_threads();
+  ~Restored() {
+    opt::clear_cache_override();
+    opt::override_split_fma512(-1);
+    omp_set_num_threads(threads);
+  }
+};
+
 // While alive, the thread asking for part 1 of any StealingRanges gets nothing, so that the others
 // take all of its part (optimized/internal.h).
 struct SkippedThread {
@@ -105,7 +116,7 @@ BOOST_AUTO_TEST_CASE(bitwise_identical_across_runs_and_thread_counts) {
       "depthwise_conv2d_backprop_filter:input=4x30x30x4,filter=3x3x4x3,padding=SAME,dtype=f16",
       "conv2d_backprop_input:input=2x9x9x8,filter=3x3x8x8,padding=SAME,format=NCHW,dtype=bf16",
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   for (const char* text : problems) {
     const Problem p = parse_problem(text);
     omp_set_num_threads(2);
@@ -120,7 +131,6 @@ BOOST_AUTO_TEST_CASE(bitwise_identical_across_runs_and_thread_counts) {
     for (int64_t stolen : expect_same_with_a_skipped_thread(p, first, text))
       BOOST_TEST(stolen > 0, text << ": no piece taken from the skipped thread");
   }
-  omp_set_num_threads(saved);
 }
 
 namespace {
@@ -552,7 +562,7 @@ BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
 // included, and bitwise identical for 1, 2 and 3 threads.
 template <std::size_t N>
 void check_blocking_paths(const char* const (&problems)[N], const std::string& what) {
-  const int saved = omp_get_max_threads();
+  const int saved = omp_get_max_threads();  // (the caller's cache sizes stay)
   for (opt::Isa isa : opt::available_isas()) {
     opt::limit_isa(isa);
     const std::string context = what + "isa " + opt::isa_name(isa);
@@ -809,7 +819,7 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one, *blocki
       {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME,dtype=f16", false},
       {"conv2d_backprop_filter:input=1x8x8x128,filter=5x5x128x64,stride=2x2,padding=SAME", true},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   omp_set_num_threads(2);
   for_each_isa(problems, [](opt::Isa isa, const Case& c, const std::string& what) {
@@ -830,8 +840,6 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one, *blocki
     BOOST_TEST((gathered > 0) == (c.gathered && isa == opt::Isa::avx2),
                what << ": " << gathered << " calls gathered");
   });
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // Streamed stores of depthwise results (stream_depthwise_rows): backprop input and forward with
@@ -868,7 +876,7 @@ BOOST_AUTO_TEST_CASE(streamed_depthwise_results_are_bitwise_the_stored_ones, *bl
       {"depthwise_conv2d:input=2x16x16x64,filter=3x3x64x1,padding=SAME,format=NCHW", false},
       {"depthwise_conv2d_backprop_input:input=2x8x16x64,filter=3x3x64x1,padding=SAME", false},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   omp_set_num_threads(2);
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
@@ -880,8 +888,6 @@ BOOST_AUTO_TEST_CASE(streamed_depthwise_results_are_bitwise_the_stored_ones, *bl
     expect_streamed(what, c.text, c.streams && vector ? rows : 0,
                     opt::streamed_depthwise_rows_for_tests);
   });
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // Streamed stores of the implicit GEMM's results (implicit_gemm.cpp, stream): in a phase of one
@@ -911,15 +917,13 @@ BOOST_AUTO_TEST_CASE(streamed_implicit_gemm_results_are_bitwise_the_stored_ones,
       {"conv2d_backprop_input:input=2x17x17x32,filter=1x1x32x48,format=NCHW", false},
       {"conv2d_backprop_input:input=2x16x16x32,filter=1x1x32x48", false},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   omp_set_num_threads(2);
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     expect_streamed(what, c.text, c.streams && isa != opt::Isa::generic ? kSomeStreamed : 0,
                     opt::streamed_igemm_tiles_for_tests);
   });
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // The highest out_backprop row that reaches input row r (the forward law: output row i reads
@@ -972,7 +976,7 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits, *blocking) {
       {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,stride=2x2,padding=SAME",
        false},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   omp_set_num_threads(2);
   for_each_isa(cases, [](opt::Isa, const Case& c, const std::string& what) {
     const CheckedProblem checked(parse_problem(c.text));
@@ -1012,7 +1016,6 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits, *blocking) {
     opt::override_depthwise_input_rows_to_l1(-1);
     opt::clear_cache_override();
   });
-  omp_set_num_threads(saved);
 }
 
 // Depthwise backprop filter walks each row entry in blocks of output columns (kernels_impl.h,
@@ -1040,7 +1043,7 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows, *blo
       "depthwise_conv2d_backprop_filter:input=1x9x25x64,filter=3x3x64x1,padding=SAME,dtype=f16",
       "depthwise_conv2d_backprop_filter:input=1x7x3x16,filter=3x3x16x1,stride=4x5,padding=SAME",
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::blocked_depthwise_filter_for_tests();
   const ThreeTapRowsOff blocks_only;  // (3-tap rows are whole rows: the next test's)
   for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
@@ -1061,8 +1064,6 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows, *blo
       BOOST_TEST((blocked == whole), what << ", " << threads << " threads");
     }
   });
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // Under the vector kernels depthwise backprop filter walks 3-tap rows whole with a row group's taps
@@ -1118,7 +1119,7 @@ BOOST_AUTO_TEST_CASE(depthwise_three_tap_rows_are_bitwise_column_blocks, *blocki
       {"depthwise_conv2d_backprop_filter:input=2x40x16x32,filter=3x3x32x1,padding=SAME", true,
        32 * 1024},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const Problem p = parse_problem(c.text);
     opt::override_cache_sizes(8 * 1024, c.l2);
@@ -1148,7 +1149,6 @@ BOOST_AUTO_TEST_CASE(depthwise_three_tap_rows_are_bitwise_column_blocks, *blocki
     }
     opt::clear_cache_override();
   });
-  omp_set_num_threads(saved);
 }
 
 // A 1x1 backprop filter runs as a packed GEMM (both operands packed on first use, in blocks of
@@ -1198,7 +1198,7 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
       // a panel of input channels on AVX-512: mirrored there, packed under AVX2 and generic
       {"conv2d_backprop_filter:input=1x12x20x64,filter=1x1x64x256", false, true, false},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const CheckedProblem checked(parse_problem(c.text));
     const testbed::Operands2 in = testbed::random_operands(checked.problem(), 12345);
@@ -1264,7 +1264,6 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
       }
     }
   });
-  omp_set_num_threads(saved);
 }
 
 // Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) and gathered
@@ -1335,7 +1334,7 @@ BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in
     std::vector<unsigned char> bytes;
     int64_t packed = 0, gathered = 0, sub_blocks = 0;  // the calls that did; sub-block passes
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const CheckedProblem checked(parse_problem(c.text));
     const testbed::Operands2 in = testbed::random_operands(checked.problem(), 321);
@@ -1411,7 +1410,6 @@ BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in
       }
     }
   });
-  omp_set_num_threads(saved);
 }
 
 // The same paths under small caches (opt::override_cache_sizes), where small problems reach what
@@ -1446,6 +1444,7 @@ BOOST_AUTO_TEST_CASE(gemm_blocking_paths_under_small_caches, *blocking) {
       "conv2d_backprop_input:input=1x5x6x4,filter=3x3x4x600,padding=SAME",
       "conv2d_transpose:input=2x6x6x24,filter=5x5x24x40,stride=2x2,padding=SAME",
   };
+  const Restored restored;
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   BOOST_TEST(opt::cache_sizes().l1d == 8 * 1024);
   BOOST_TEST(opt::cache_sizes().l2 == 32 * 1024);
@@ -1468,7 +1467,7 @@ BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits, *blocking) {
       "conv2d_backprop_filter:input=2x28x28x8,filter=3x3x8x128,padding=SAME",
       "conv2d_backprop_filter:input=2x28x28x8,filter=3x3x8x64,stride=2x1,padding=SAME,dtype=f64",
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::override_cache_sizes(32 * 1024, 1024 * 1024);
   for_each_isa(problems, [](opt::Isa isa, const char* text, const std::string& what) {
     const Problem p = parse_problem(text);
@@ -1489,9 +1488,6 @@ BOOST_AUTO_TEST_CASE(wide_sub_blocks_change_no_bits, *blocking) {
     BOOST_TEST((result_bytes(p) == one_l1), what << ": 1 thread, 4 L1 sub-blocks");
     testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
   });
-  opt::override_split_fma512(-1);
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // The fuzz generator's problems reach backprop filter's packed-input and gathered paths
@@ -1510,7 +1506,7 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
                      *boost::unit_test::precondition(has_avx2)) {
   const rc::Gen<Problem> problems = gen::valid_problem(Op::conv2d_backprop_filter);
   rc::Random random(20261206);
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   omp_set_num_threads(1);
   opt::limit_isa(opt::Isa::avx2);
   opt::packed_input_filter_calls_for_tests();
@@ -1524,7 +1520,6 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
   const int64_t packed = opt::packed_input_filter_calls_for_tests();
   const int64_t gathered = opt::gathered_filter_calls_for_tests();
   opt::clear_isa_limit();
-  omp_set_num_threads(saved);
   BOOST_TEST_MESSAGE("3000 generated problems: " << wide << " wide, " << packed
                                                  << " with the input packed, " << gathered
                                                  << " gathered");
@@ -1537,14 +1532,12 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
 // reference and for 1, 2 and 3 threads (check_blocking_paths); caches and thread count restored.
 template <std::size_t N, class Count>
 void under_fill_caches(const char* const (&problems)[N], Count&& count) {
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::override_cache_sizes(4 * 1024, 32 * 1024);
   for_each_isa(problems, [&count](opt::Isa isa, const char* text, const std::string& what) {
     count(isa, parse_problem(text), what);
   });
   check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // Backprop filter's fill prefetch (backprop_filter.cpp, prefetch_fill): where a block's rows stay
@@ -1640,7 +1633,7 @@ BOOST_AUTO_TEST_CASE(line_sub_blocks_count_the_input_lines_of_a_stride, *blockin
        "padding=SAME",
        8, 8},
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   omp_set_num_threads(1);
   opt::override_cache_sizes(4 * 1024, 32 * 1024);
   int64_t wide_first = -1;  // AVX-512: the first problem's passes
@@ -1660,8 +1653,6 @@ BOOST_AUTO_TEST_CASE(line_sub_blocks_count_the_input_lines_of_a_stride, *blockin
   const char* problems[std::size(cases)];
   for (std::size_t i = 0; i < std::size(cases); ++i) problems[i] = cases[i].text;
   check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
@@ -1677,7 +1668,7 @@ BOOST_AUTO_TEST_CASE(threaded_prefetch_ahead_changes_no_bits, *blocking) {
       "conv2d_backprop_input:input=2x21x19x24,filter=1x1x24x40,stride=2x2,dtype=f64",
       "conv2d:input=2x20x20x40,filter=1x1x40x24",
   };
-  const int saved = omp_get_max_threads();
+  const Restored restored;
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
   for_each_isa(problems, [](opt::Isa, const char* text, const std::string& what) {
     const Problem p = parse_problem(text);
@@ -1701,8 +1692,6 @@ BOOST_AUTO_TEST_CASE(threaded_prefetch_ahead_changes_no_bits, *blocking) {
     testbed::expect_pass(optimized(), text, FillKind::special, 11, {}, what);
   });
   opt::override_threaded_prefetch_bursts(-1);
-  opt::clear_cache_override();
-  omp_set_num_threads(saved);
 }
 
 namespace {
