@@ -89,7 +89,8 @@ namespace {
 /// The input lines a backprop filter sub-block's taps read per output pixel, as the rows grow
 /// long: along each axis, of the input coordinates i * s + a * d (a < K taps), a run of output
 /// coordinates reaches a new one for each residue a * d takes mod s, min(K, s / gcd(s, d)) of them
-/// (1 at stride 1; 2 for 3x3 stride 2; 1 for 2 taps dilated 2 at stride 2, which coincide).
+/// (1 at stride 1; 2 per axis for 3x3 stride 2, so 4; 1 for taps dilated 2 at stride 2, all on
+/// rows of one parity). The product of the two axes: a tile reads a line per input pixel.
 /// Saturated at `cap` (a count above it gives the same sub-blocks: one row).
 int64_t input_lines_per_pixel(const Geometry& g, int64_t cap) {
   const int64_t rows = std::min(g.KH, g.sh / std::gcd(g.sh, g.dh));
@@ -878,7 +879,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
              chunk_rows <= P.block_rows && !mirrored && (P.NR * elem) % kLine == 0 &&
              (P.ldc * elem) % kLine == 0 && (g.G == 1 || (cols * elem) % kLine == 0);
   // Sub-blocks: runs of pixels over which every tile of a run re-reads the panel's out_backprop
-  // slice, sized so that the slice and an input line per pixel fill about 1.5 L1 where a panel is
+  // slice, sized so that the slice and the input's lines (below) fill about 1.5 L1 where a panel is
   // one cache line per pixel (AVX2's 16 floats: measured best between 1 and 2 L1 on ResNet's 3x3
   // layers, Zen 3/4), and 1 L1 where it is wider (AVX-512's 64 floats, 4 lines: best of 0.5,
   // 0.75, 1 and 1.5 L1 on a Xeon with two 512-bit FMA units, 1 thread, 2026-11-26; at 1.5 the
@@ -892,14 +893,16 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // 1.17, 1.09 -> 1.10, 1.03 -> 1.05); 0.5 L1 read lower, 2, 3, 8 and 16 L1 about as 4.
   //
   // The input's term is the lines a sub-block's taps read per output pixel: one at stride 1, where
-  // tap kw + 1 re-reads mostly the lines tap kw read, but at stride 2 a 3x3 filter's taps read 2 x
-  // 2 input pixels per output pixel, disjoint from tap to tap (input_lines_per_pixel). Counted so
+  // tap kw + 1 re-reads mostly the lines tap kw read; at stride 2 tap kw + 1 reads other lines than
+  // tap kw (kw + 2 re-reads kw's, a pixel on), so a 3x3 filter's taps read 2 x 2 input pixels per
+  // output pixel (input_lines_per_pixel). Counted so
   // for line panels: on a Xeon (48 KiB L1, 2 MiB L2, AVX2, bench/xeon-2026-12-06/) ResNet conv3
   // stride 2's sub-blocks went from 20 rows to 8 and DCGAN g4's from 36 to 14: paired against
   // oneDNN at 2 threads conv3 stride 2 1.10 -> 1.20, g4's medians 7.7 % lower (fastest rounds
   // -1 %), at 1 thread 1.045 -> 1.090 and 0.969 -> 0.998; stride-1 layers unchanged by
   // construction. Wide panels keep one line: there the count read level or lower (+3-6 % time, in
-  // the noise). Unmeasured on a Zen 4 (conv3 stride 2's AVX2 sub-blocks there 13 -> 5 rows).
+  // the noise). Unmeasured on a Zen 4 (conv3 stride 2's AVX2 sub-blocks there 13 -> 5 rows; g4's
+  // 24 -> 9, which brings its cap under the fill prefetch's half-L2 gate there: below).
   const bool line_panel = !wide_panel(P.NR * elem);
   const int64_t per_pixel =
       P.NR * elem + kLine * (line_panel ? input_lines_per_pixel(g, cache.l1d) : 1);
@@ -986,7 +989,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // set, 1.12 -> 1.10 in a 4-round one, where the build with the cap, which leaves g4 alone, read
   // 1.09). AVX-512, packed on 128 channels and up: level on conv3, conv4 and g4. On a Xeon (48 KiB
   // L1, 2 MiB L2: g4's cap 885 KB takes the prefetch, conv4's 1.2 MB does not), AVX2, level to
-  // about 3 % lower in 20 interleaved rounds (bench/xeon-2026-12-06/).
+  // about 3 % lower in 20 interleaved rounds (bench/xeon-2026-12-06/). Those caps are from before
+  // the line panels counted a stride's input lines (above): since, g4's AVX2 cap is 9 rows (221 KB)
+  // on the Zen 4 and 14 (344 KB) on the Xeon, so on the Zen 4 g4 now takes the prefetch, which is
+  // unmeasured there (its loss was read with 590 KB sub-blocks, whose next one did not stay in L2).
   int64_t sub_bytes = 0;  // the sub-block cap's rows, both tensors (saturated: only compared)
   if (__builtin_mul_overflow(P.sub_rows, row_bytes, &sub_bytes)) sub_bytes = INT64_MAX;
   P.prefetch_fill = P.pack && !P.prefetch_next && !P.prefetch_sub && !P.stream && !mirrored &&
