@@ -895,11 +895,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // The input's term is the lines a sub-block's taps read per output pixel: one at stride 1, where
   // tap kw + 1 re-reads mostly the lines tap kw read; at stride 2 tap kw + 1 reads other lines than
   // tap kw (kw + 2 re-reads kw's, a pixel on), so a 3x3 filter's taps read 2 x 2 input pixels per
-  // output pixel (input_lines_per_pixel). Counted so
-  // for line panels: on a Xeon (48 KiB L1, 2 MiB L2, AVX2, bench/xeon-2026-12-06/) ResNet conv3
-  // stride 2's sub-blocks went from 20 rows to 8 and DCGAN g4's from 36 to 14: paired against
-  // oneDNN at 2 threads conv3 stride 2 1.10 -> 1.20, g4's medians 7.6 % lower (fastest rounds
-  // -1 %), at 1 thread 1.045 -> 1.090 and 0.969 -> 0.998; stride-1 layers unchanged by
+  // output pixel (input_lines_per_pixel). Counted so for line panels: on a Xeon (48 KiB L1, 2 MiB
+  // L2, AVX2, bench/xeon-2026-12-06/) ResNet conv3 stride 2's sub-blocks went from 20 rows to 8
+  // and DCGAN g4's from 36 to 14: paired against oneDNN at 2 threads conv3 stride 2 1.10 -> 1.20,
+  // g4's medians 7.6 % lower (fastest rounds -1 %), at 1 thread 1.045 -> 1.090 and 0.969 ->
+  // 0.998 (and against the rule before, interleaved, bench/xeon-2026-12-06b/: fastest rounds
+  // -4.5 to -6 % on conv3 stride 2, -3.6 to -4.9 % on g4); stride-1 layers unchanged by
   // construction. Wide panels keep one line: there the count read level or lower (+3-6 % time, in
   // the noise). Unmeasured on a Zen 4 (conv3 stride 2's AVX2 sub-blocks there 13 -> 5 rows; g4's
   // 24 -> 9, which brings its cap under the fill prefetch's half-L2 gate there: below).
