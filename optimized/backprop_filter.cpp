@@ -182,6 +182,14 @@ struct Plan {
   // Tiles a unit of work holds whole, in whole panels of one side (backprop_filter, grain): 1
   // for tap_runs; packed, a panel's tiles.
   int64_t grain() const { return kc == 0 ? 1 : split_q ? oblocks : qblocks; }
+  // Q block qb's first row of C (a channel of bside) and its rows: MR each, except where the last
+  // block would be a thin tile of at most MR / 2 rows: then the last two share MR plus its rows
+  // (filter_q_shift: 4 + 4 for 6 + 2), the last starting q_shift rows early.
+  int64_t q_shift = 0;
+  int64_t q_first(int64_t qb) const { return qb * MR - (qb == qblocks - 1 ? q_shift : 0); }
+  int64_t q_rows(int64_t qb) const {
+    return (qb + 1 < qblocks ? q_first(qb + 1) : Mrows) - q_first(qb);
+  }
 };
 
 // The input elements [*lo, *hi) that taps [tap0, tap1) read for output rows [r0, r1); *lo = -1
@@ -300,7 +308,7 @@ template <class T>
 void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
               Packs<T>* pk) {
   const Geometry& g = *P.g;
-  const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, taps = P.taps;
+  const int64_t NR = P.NR, qblocks = P.qblocks, taps = P.taps;
   // As few blocks and sub-blocks as their limits allow, of near-equal lengths (a short last one
   // would cost every tile a pass of its own).
   const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
@@ -372,9 +380,9 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         const bool final_sums = P.stream && nblocks == 1 && nsubs == 1 && row0 == r0;
         for (int i = 0; i < kAhead; ++i) ahead.step();
         // A tile's C (its first element; nr columns) and rows.
-        auto tile_mr = [&](const Cursor& c) { return std::min(MR, P.Mrows - c.qb * MR); };
+        auto tile_mr = [&](const Cursor& c) { return P.q_rows(c.qb); };
         auto tile_c = [&](const Cursor& c) {
-          T* const first = out + (c.tap * P.Mrows + c.qb * MR) * P.ldc + o0;
+          T* const first = out + (c.tap * P.Mrows + P.q_first(c.qb)) * P.ldc + o0;
           assert(first >= out && first + (tile_mr(c) - 1) * P.ldc + nr <= out + P.c_elements);
           return first;
         };
@@ -383,7 +391,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         // and DCGAN g2 1.5-2 % on Zen 1 (bench/zen1-2026-12-05).
         FilterTile<T> ft;
         for (int64_t t = ta; t < tb; ++t, cur.step(), ahead.step()) {
-          const int64_t qb = cur.qb, tap = cur.tap, q0 = qb * MR;
+          const int64_t qb = cur.qb, tap = cur.tap, q0 = P.q_first(qb);
           ft.x = P.xpack ? P.xpack + qb * P.xpack_panel : P.bside + grp * P.Mrows + q0;
           ft.x_step = P.b_step;
           ft.dy = pack ? pk->b.data() : P.vside + o0;
@@ -449,9 +457,9 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
       const T* const x_tap = P.xpack + P.gather_x[tap];
       const int64_t K = pre[P.rows];  // the tap's pixels: a q block's panel is K * MR
       // A tile's C (its first element) and rows.
-      auto tile_mr = [&](int64_t qb) { return std::min(MR, P.Mrows - qb * MR); };
+      auto tile_mr = [&](int64_t qb) { return P.q_rows(qb); };
       auto tile_c = [&](int64_t qb) {
-        T* const first = out + (tap * P.Mrows + qb * MR) * P.ldc + o0;
+        T* const first = out + (tap * P.Mrows + P.q_first(qb)) * P.ldc + o0;
         assert(first >= out && first + (tile_mr(qb) - 1) * P.ldc + nr <= out + P.c_elements);
         return first;
       };
@@ -601,7 +609,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           T* const pax = pa + (qb - q_lo) * lda;
           assert(pax + lda <= pk->pa.data() + pk->pa.size());
           FilterTile<T> ft;
-          ft.x = x_first ? P.x + qb * MR : pax;
+          ft.x = x_first ? P.x + P.q_first(qb) : pax;
           ft.x_step = x_first ? P.x_step : MR;
           ft.dy = dy_first ? P.dy + o0 : pbo;
           ft.dy_step = dy_first ? g.O : NR;
@@ -612,12 +620,13 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           if (x_first) {
             ft.pack_x = pax;
             ft.x_slot = MR;
-            ft.x_avail = g.C - qb * MR;  // (one group: a pixel's channels from the tile's first)
+            ft.x_avail =
+                g.C - P.q_first(qb);  // (one group: a pixel's channels from the tile's first)
           }
           if (dy_first) ft.pack_dy = pbo;
-          ft.c = out + qb * MR * P.ldc + o0;
+          ft.c = out + P.q_first(qb) * P.ldc + o0;
           ft.ldc = P.ldc;
-          ft.mr = std::min(MR, P.Mrows - qb * MR);
+          ft.mr = P.q_rows(qb);
           ft.nr = std::min(NR, P.cols - o0);
           ft.accumulate = block > 0;  // the unit's first block stores (every tile covers its C)
           // The packed tiles of whole panels from here to the range's last, in one call
@@ -626,7 +635,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           // panels read 1.5-2 % faster (bench/zen1-2026-12-05).
           int64_t panels = 1;
           if (!x_first && !dy_first && ft.mr == MR) {
-            while (qb + panels < q_hi && P.Mrows - (qb + panels) * MR >= MR) ++panels;
+            while (qb + panels < q_hi && P.q_rows(qb + panels) == MR) ++panels;
             ft.panels = panels;
             ft.x_panel = lda;
             ft.c_panel = MR * P.ldc;
@@ -646,6 +655,18 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
 }
 
 }  // namespace
+
+// A tile of r rows has r x NV accumulator chains: AVX2's 16-float panel (NV = 2) in a 2-row tile
+// has 4, which keep one of the two FMA units busy at a 4-cycle latency. ResNet's 128 and 512
+// channels were 21 and 85 tiles of 6 and one of 2; as 4 + 4 (the same tile count) every tile has
+// 8 chains or more. On a Xeon (AVX2, 1 thread, paired against oneDNN, builds interleaved) a
+// layer of 14 input channels (12 + 2 -> 6 + 4 + 4) went 1.00 -> 1.10; ResNet's layers moved less
+// than the noise (bench/xeon-2026-12-06c). The rows of C are independent sums: the tiling does
+// not change the arithmetic.
+int64_t filter_q_shift(int64_t rows, int64_t mr) {
+  const int64_t blocks = ceil_div(rows, mr), thin = rows - (blocks - 1) * mr;
+  return blocks >= 2 && 2 * thin <= mr ? mr - ceil_div(mr + thin, 2) : 0;
+}
 
 void allow_mirrored_filter(bool allow) {
   g_allow_mirrored = allow;
@@ -827,6 +848,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.NR = kt.nr(variant);
   P.MR = kt.mr;
   P.qblocks = (P.Mrows + P.MR - 1) / P.MR;
+  P.q_shift = filter_q_shift(P.Mrows, P.MR);
   P.oblocks = (cols + P.NR - 1) / P.NR;
   P.kernel = kt.filter[variant];
   const int64_t tiles = g.G * taps * P.qblocks * P.oblocks;
@@ -1163,14 +1185,14 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
         const Segment& s = seg[static_cast<std::size_t>(tr)];
         for (int64_t c = 0; c < s.count; ++c)
           for (int64_t qb = 0; qb < P.qblocks; ++qb)
-            copy_short(x + (s.x / P.MR + c * px_step) * g.C + qb * P.MR,  // (s.x: pixel * MR)
-                       std::min(P.MR, g.C - qb * P.MR), dst + (qb * pre[rows] + c) * P.MR);
+            copy_short(x + (s.x / P.MR + c * px_step) * g.C + P.q_first(qb),  // (s.x: pixel * MR)
+                       P.q_rows(qb), dst + (qb * pre[rows] + c) * P.MR);
       }
     } else if (pack_input) {  // pixel by pixel, each pixel's channels into the q blocks' slots
 #pragma omp for schedule(static)
       for (int64_t px = 0; px < input_pixels; ++px)
         for (int64_t qb = 0; qb < P.qblocks; ++qb)
-          copy_short(x + px * g.C + qb * P.MR, std::min(P.MR, g.C - qb * P.MR),
+          copy_short(x + px * g.C + P.q_first(qb), P.q_rows(qb),
                      xpack + qb * P.xpack_panel + px * P.MR);
     }
 #pragma omp single

@@ -109,6 +109,11 @@ void override_threaded_prefetch_bursts(int allow);
 /// it for tests, -1 restores the CPU's; not while an op runs.
 bool depthwise_input_rows_to_l1();
 void override_depthwise_input_rows_to_l1(int to_l1);
+/// Backprop filter's rows of C (a filter's input channels per group) in tiles of `mr` (the
+/// kernels' MR): how many rows early the last tile starts, so that where it would have at most
+/// mr / 2 rows the last two share mr plus its rows evenly (the larger first: 6 + 2 -> 4 + 4, 6 + 1
+/// -> 4 + 3, 6 + 3 -> 5 + 4); else 0.
+int64_t filter_q_shift(int64_t rows, int64_t mr);
 /// Whether backprop filter may run a 1x1 layer mirrored (backprop_filter.cpp; default yes): for
 /// the test that the mirrored result is bitwise the plain one. Not while an op runs.
 void allow_mirrored_filter(bool allow);

@@ -1655,6 +1655,41 @@ BOOST_AUTO_TEST_CASE(line_sub_blocks_count_the_input_lines_of_a_stride, *blockin
   check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
 }
 
+// Backprop filter's rows of C (input channels per group) in tiles of MR: a last tile of at most
+// MR / 2 rows (too few accumulator chains to keep the FMA units busy) shares the last two tiles'
+// rows evenly, the tile count unchanged (opt::filter_q_shift; the shifts below derived by hand).
+// Results against the reference under every ISA for channel counts that end in such tiles: 3x3 in
+// place (7 = 4 + 3, 8 = 4 + 4, 9 = 5 + 4, 14 = 6 + 4 + 4 under MR 6), a 1x1 layer of 20 input
+// channels (packed under AVX2: 18 + 2 -> 4 + 4), a mirrored 1x1 layer of 98 output channels
+// (AVX-512's rows: 96 + 2) and a grouped layer of 8 channels a group; the packed and gathered input
+// with 128 channels (126 + 2): packed_and_gathered_input_...
+BOOST_AUTO_TEST_CASE(thin_last_filter_tiles_share_their_rows, *blocking) {
+  struct Case {
+    int64_t rows, mr, shift;
+  };
+  const Case cases[] = {
+      {128, 6, 2}, {127, 6, 2}, {129, 6, 1}, {130, 6, 0}, {126, 6, 0}, {512, 6, 2},
+      {8, 6, 2},   {7, 6, 2},   {9, 6, 1},   {6, 6, 0},   {2, 6, 0},   {13, 6, 2},
+      {7, 4, 0},   {5, 4, 1},   {6, 4, 1},   {0, 6, 0},
+  };
+  for (const Case& c : cases)
+    BOOST_TEST(opt::filter_q_shift(c.rows, c.mr) == c.shift,
+               c.rows << " rows in tiles of " << c.mr << ": shift "
+                      << opt::filter_q_shift(c.rows, c.mr) << ", derived " << c.shift);
+  const char* const problems[] = {
+      "conv2d_backprop_filter:input=2x6x7x7,filter=3x3x7x20,padding=SAME",
+      "conv2d_backprop_filter:input=2x6x7x8,filter=3x3x8x20,padding=SAME",
+      "conv2d_backprop_filter:input=1x7x6x9,filter=3x3x9x36,stride=2x2,padding=SAME",
+      "conv2d_backprop_filter:input=2x6x6x14,filter=3x3x14x40,padding=SAME",
+      "conv2d_backprop_filter:input=2x6x6x20,filter=1x1x20x96",
+      "conv2d_backprop_filter:input=1x6x6x64,filter=1x1x64x98",
+      "conv2d_backprop_filter:input=2x6x6x16,filter=3x3x8x14,padding=SAME",
+  };
+  const Restored restored;
+  opt::override_cache_sizes(4 * 1024, 32 * 1024);
+  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+}
+
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
 // block, and with more than one thread too where opt::threaded_prefetch_bursts() (AMD): that
 // block's table is filled ahead, as the next of the thread's own range, and checked when a block
