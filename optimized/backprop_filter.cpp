@@ -155,6 +155,7 @@ struct Plan {
   int64_t taps = 0, rows = 0, MR = 0, NR = 0, qblocks = 0, oblocks = 0;
   int64_t block_rows = 0, sub_rows = 0, run_tiles = 0;
   void (*kernel)(const FilterTile<T>&) = nullptr;
+  void (*copy_rows)(const T*, int64_t, int64_t, int64_t, T*, int64_t) = nullptr;  // KernelTable's
   bool pack = true;
   bool prefetch_next = false;   // prefetch the next block while this one runs (next_block)
   bool prefetch_sub = false;    // prefetch the next sub-block's input (tap_runs)
@@ -162,16 +163,17 @@ struct Plan {
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
-  // tap_runs with the input packed (backprop_filter, pack_input): q block qb's MR channels of
-  // every input pixel at xpack + qb * xpack_panel + pixel * MR; Segment::x and b_step are then
+  // tap_runs with the input packed (backprop_filter, pack_input): q block qb's q_rows(qb)
+  // channels of every input pixel in a slot of MR at xpack + qb * xpack_panel + pixel * MR;
+  // Segment::x and b_step are then
   // offsets into a panel (pixel * MR). Null: the input in place.
   const T* xpack = nullptr;
   int64_t xpack_panel = 0;
   // The input gathered per tap (gathered_runs; xpack is then the gathered input): tap t's pixels
-  // (its segments' columns, row after row) contiguous, q block qb's MR channels of its k-th pixel
-  // at xpack + gather_x[t] + (qb * K + k) * MR, where K = gather_pre[t * (rows + 1) + rows] and
-  // gather_pre[t * (rows + 1) + r] counts its pixels in the output rows before r. Null: not
-  // gathered.
+  // (its segments' columns, row after row) contiguous, q block qb's q_rows(qb) channels of its
+  // k-th pixel in a slot of MR at xpack + gather_x[t] + (qb * K + k) * MR, where K = gather_pre[t *
+  // (rows + 1) + rows] and gather_pre[t * (rows + 1) + r] counts its pixels in the output rows
+  // before r. Null: not gathered.
   const int64_t* gather_pre = nullptr;
   const int64_t* gather_x = nullptr;
   int64_t lda = 0;       // packed: the input panels' stride (out_backprop's: kc * NR)
@@ -334,8 +336,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         ++pk->sub_blocks;
         const bool pack = P.pack;
         if (pack) {  // the panel's slice NR apart, and the segments re-addressed to it
-          for (int64_t q = 0; q < nsub * g.OW; ++q)
-            copy_short(P.dy + (sub0 * g.OW + q) * g.O + o0, nr, pk->b.data() + q * NR);
+          P.copy_rows(P.dy + sub0 * g.OW * g.O + o0, g.O, nr, nsub * g.OW, pk->b.data(), NR);
           for (int64_t tap = 0; tap < taps; ++tap) {
             for (int64_t r = 0; r < nsub; ++r) {
               Segment sg = P.seg[tap * P.rows + sub0 + r];
@@ -469,8 +470,8 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
         T* slot = pk->b.data();
         for (int64_t r = sub0; r < sub_end; ++r) {
           const Segment& sg = P.seg[tap * P.rows + r];
-          for (int64_t c = 0; c < sg.count; ++c, slot += NR)
-            copy_short(P.dy + sg.dy + c * g.O + o0, nr, slot);
+          P.copy_rows(P.dy + sg.dy + o0, g.O, nr, sg.count, slot, NR);
+          slot += sg.count * NR;
         }
         assert(slot <= pk->b.data() + pk->b.size());
         const Segment pixels{pre[sub0] * MR, 0, pre[sub_end] - pre[sub0]};
@@ -659,10 +660,11 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
 // A tile of r rows has r x NV accumulator chains: AVX2's 16-float panel (NV = 2) in a 2-row tile
 // has 4, which keep one of the two FMA units busy at a 4-cycle latency. ResNet's 128 and 512
 // channels were 21 and 85 tiles of 6 and one of 2; as 4 + 4 (the same tile count) every tile has
-// 8 chains or more. On a Xeon (AVX2, 1 thread, paired against oneDNN, builds interleaved) a
-// layer of 14 input channels (12 + 2 -> 6 + 4 + 4) went 1.00 -> 1.10; ResNet's layers moved less
-// than the noise (bench/xeon-2026-12-06c). The rows of C are independent sums: the tiling does
-// not change the arithmetic.
+// 8 chains or more. On a busy Xeon guest (builds interleaved, beside oneDNN) a layer of 14 input
+// channels (12 + 2 -> 6 + 4 + 4) read 3.5-9 % faster in its fastest rounds in four sets of 10-16
+// rounds (AVX2 and AVX-512, 1 and 2 threads) and 16 % slower in one of 6; ResNet's layers moved
+// within that spell's noise (bench/xeon-2026-12-06c). The rows of C are independent sums: the
+// tiling does not change the arithmetic.
 int64_t filter_q_shift(int64_t rows, int64_t mr) {
   const int64_t blocks = ceil_div(rows, mr), thin = rows - (blocks - 1) * mr;
   return blocks >= 2 && 2 * thin <= mr ? mr - ceil_div(mr + thin, 2) : 0;
@@ -851,6 +853,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   P.q_shift = filter_q_shift(P.Mrows, P.MR);
   P.oblocks = (cols + P.NR - 1) / P.NR;
   P.kernel = kt.filter[variant];
+  P.copy_rows = kt.copy_rows;
   const int64_t tiles = g.G * taps * P.qblocks * P.oblocks;
   // Blocks: the input and out_backprop rows fit L2 when every tap re-reads the block; an eighth of
   // it for one tap, which sweeps each block once per panel (measured best for ResNet's 1x1 while
@@ -1084,7 +1087,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       counted &= !__builtin_add_overflow(gathered_pixels, pre[rows], &gathered_pixels);
       widest = std::max(widest, pre[rows]);
     }
-    // A pixel's slots: every q block's MR (the last one's padded).
+    // A pixel's slots: every q block's MR (a block of fewer rows uses part of its slot).
     const int64_t slots = P.qblocks * P.MR;
     int64_t gathered_elements = 0, tap_bytes = 0;
     const bool sized =

@@ -351,6 +351,11 @@ struct KernelTable {
   void (*igemm[kMaxVariants])(const IgemmTile<T>&) = {};
   void (*filter[kMaxVariants])(const FilterTile<T>&) = {};
   bool (*pack)(const PackPanel<T>&) = nullptr;
+  // Copies `count` rows of n elements, src's ld apart, to dst's ldd apart (backprop filter's
+  // out_backprop slice, a panel of channels per pixel): in the ISA's vectors, as the driver
+  // (built for the baseline ISA) copied a 64-float AVX-512 panel in 16 SSE moves a pixel.
+  void (*copy_rows)(const T* src, int64_t ld, int64_t n, int64_t count, T* dst,
+                    int64_t ldd) = nullptr;
   void (*depthwise_row)(const DepthwiseRow<T>&) = nullptr;
   // 16-bit storage <-> f32 (KernelTable<float> only): widening is exact, narrowing rounds to
   // nearest even (overflow to Inf, subnormals kept, NaN quieted with its sign), as core/half.h.

@@ -843,6 +843,18 @@ int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
 
 // ---- filter packing ----------------------------------------------------------------------------
 
+// KernelTable::copy_rows. A row's tail (n not a multiple of the width) element by element: AVX2's
+// masked stores are slow on some AMD cores.
+template <class S>
+void copy_rows(const typename S::T* src, int64_t ld, int64_t n, int64_t count, typename S::T* dst,
+               int64_t ldd) {
+  for (int64_t r = 0; r < count; ++r, src += ld, dst += ldd) {
+    int64_t i = 0;
+    for (; i + S::W <= n; i += S::W) S::store(dst + i, S::load(src + i));
+    for (; i < n; ++i) dst[i] = src[i];
+  }
+}
+
 template <class S>
 bool pack_panel(const PackPanel<typename S::T>& p) {
   using T = typename S::T;
@@ -967,6 +979,7 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
     t->filter[t->variants] = &filter_kernel<S, MR, NV>, ++t->variants),
    ...);
   t->pack = &pack_panel<S>;
+  t->copy_rows = &copy_rows<S>;
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
   t->depthwise_window = S::kRegs >= 32;
