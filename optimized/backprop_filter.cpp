@@ -1242,14 +1242,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);
     }
     if (chunks > 1) {
-      // Partials in chunk order.
+      // Partials in chunk order (in the ISA's vectors, each partial read once: KernelTable).
 #pragma omp barrier
       int64_t e0, e1;
       split_range(filter_elements, nt, tid, &e0, &e1);
-      for (int64_t c = 1; c < chunks; ++c) {
-        const T* src = partial + (c - 1) * filter_elements;
-        for (int64_t e = e0; e < e1; ++e) first[e] += src[e];
-      }
+      kt.sum_into(first + e0, partial + e0, filter_elements, chunks - 1, e1 - e0);
     }
     if (mirrored) {  // dw[q][o] = first[o][q] (one tap, one group)
 #pragma omp barrier

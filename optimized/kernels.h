@@ -356,6 +356,10 @@ struct KernelTable {
   // (built for the baseline ISA) copied a 64-float AVX-512 panel in 16 SSE moves a pixel.
   void (*copy_rows)(const T* src, int64_t ld, int64_t n, int64_t count, T* dst,
                     int64_t ldd) = nullptr;
+  // dst[e] += src[c * stride + e] for c = 0, 1, ..., count - 1 in that order, e < n: each
+  // element's sum in the same order as count passes (backprop filter's partial filters in chunk
+  // order), in blocks that keep dst's in L1 while each partial's is read once.
+  void (*sum_into)(T* dst, const T* src, int64_t stride, int64_t count, int64_t n) = nullptr;
   void (*depthwise_row)(const DepthwiseRow<T>&) = nullptr;
   // 16-bit storage <-> f32 (KernelTable<float> only): widening is exact, narrowing rounds to
   // nearest even (overflow to Inf, subnormals kept, NaN quieted with its sign), as core/half.h.

@@ -855,6 +855,23 @@ void copy_rows(const typename S::T* src, int64_t ld, int64_t n, int64_t count, t
   }
 }
 
+// KernelTable::sum_into.
+template <class S>
+void sum_into(typename S::T* dst, const typename S::T* src, int64_t stride, int64_t count,
+              int64_t n) {
+  constexpr int64_t kBlock = 1024;  // elements: 4-8 KiB of dst
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t m = std::min(kBlock, n - b);
+    typename S::T* const d = dst + b;
+    for (int64_t c = 0; c < count; ++c) {
+      const typename S::T* const s = src + c * stride + b;
+      int64_t i = 0;
+      for (; i + S::W <= m; i += S::W) S::store(d + i, S::add(S::load(d + i), S::load(s + i)));
+      for (; i < m; ++i) d[i] += s[i];
+    }
+  }
+}
+
 template <class S>
 bool pack_panel(const PackPanel<typename S::T>& p) {
   using T = typename S::T;
@@ -980,6 +997,7 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
    ...);
   t->pack = &pack_panel<S>;
   t->copy_rows = &copy_rows<S>;
+  t->sum_into = &sum_into<S>;
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
   t->depthwise_window = S::kRegs >= 32;

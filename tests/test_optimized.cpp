@@ -1838,12 +1838,48 @@ void check_copy_rows(const std::string& what) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(copy_rows_copies_each_row_and_no_more_under_every_isa) {
+// KernelTable::sum_into under the current ISA: dst[e] plus count sources in source order, for
+// lengths across its blocks and vector tails. The values make the order visible: dst 1, then
+// +2^k and -2^k (k = 60 for f32 and f64, whose 1 + 2^60 rounds to 2^60; u32 wraps, exactly) give
+// 0 in that order and 1 in any order that adds the two big ones first; a third source adds e.
+template <class T>
+void check_sum_into(const std::string& what) {
+  const opt::KernelTable<T>& kt = opt::kernels<T>();
+  const T big = std::is_floating_point_v<T> ? T(std::ldexp(1.0, 60)) : T(0x80000000u);
+  for (int64_t n : {1, 5, 16, 17, 1023, 1024, 1025, 2100}) {
+    const int64_t stride = n + 3, count = 3;
+    std::vector<T> dst(static_cast<std::size_t>(n + 1), T(1)),
+        src(static_cast<std::size_t>(count * stride), T(7));
+    for (int64_t e = 0; e < n; ++e) {
+      src[static_cast<std::size_t>(e)] = big;
+      src[static_cast<std::size_t>(stride + e)] = T(0) - big;
+      src[static_cast<std::size_t>(2 * stride + e)] = static_cast<T>(e % 97);
+    }
+    kt.sum_into(dst.data(), src.data(), stride, count, n);
+    int64_t wrong = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      // Derived: ((1 + big) - big) + e % 97, in the source order.
+      const T want =
+          std::is_floating_point_v<T> ? static_cast<T>(e % 97) : static_cast<T>(1 + e % 97);
+      wrong += dst[static_cast<std::size_t>(e)] != want;
+    }
+    wrong += dst[static_cast<std::size_t>(n)] != T(1);  // past the end: untouched
+    BOOST_TEST(wrong == 0, what << ", " << n << " elements: " << wrong << " wrong");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(copy_rows_and_sum_into_follow_their_law_under_every_isa) {
   for (opt::Isa isa : opt::available_isas()) {
     opt::limit_isa(isa);
-    check_copy_rows<float>(std::string("f32 ") + opt::isa_name(isa));
-    check_copy_rows<double>(std::string("f64 ") + opt::isa_name(isa));
-    if (isa == opt::Isa::generic) check_copy_rows<uint32_t>("u32 generic");
+    const std::string name = opt::isa_name(isa);
+    check_copy_rows<float>("f32 " + name);
+    check_copy_rows<double>("f64 " + name);
+    check_sum_into<float>("f32 " + name);
+    check_sum_into<double>("f64 " + name);
+    if (isa == opt::Isa::generic) {
+      check_copy_rows<uint32_t>("u32 generic");
+      check_sum_into<uint32_t>("u32 generic");
+    }
   }
   opt::clear_isa_limit();
 }
