@@ -338,8 +338,8 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         if (pack) {  // the panel's slice NR apart, and the segments re-addressed to it
           P.copy_rows(P.dy + sub0 * g.OW * g.O + o0, g.O, nr, nsub * g.OW, pk->b.data(), NR);
           // (A tap's segments start at one output column j_lo in every row, so one division a
-          // tap finds it: one a segment was about 1 % of DCGAN g4's time, a 64-bit division per
-          // 16-pixel segment.)
+          // tap finds it: one a segment was the driver's hottest loop in a profile of DCGAN g4, a
+          // 64-bit division per 16-pixel segment.)
           for (int64_t tap = 0; tap < taps; ++tap) {
             int64_t j_lo = -1;
             for (int64_t r = 0; r < nsub; ++r) {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1866,6 +1867,29 @@ void check_sum_into(const std::string& what) {
     wrong += dst[static_cast<std::size_t>(n)] != T(1);  // past the end: untouched
     BOOST_TEST(wrong == 0, what << ", " << n << " elements: " << wrong << " wrong");
   }
+  // Bit for bit the scalar passes (dst += source 0, then source 1, ...) on values of mixed sign
+  // and magnitude, 5 sources; and nothing done for no elements or no sources.
+  std::mt19937 gen(17);
+  std::uniform_int_distribution<int> exponent(-30, 30), sign(0, 1);
+  auto value = [&] {
+    const double v = std::ldexp(1.0 + exponent(gen) / 64.0, exponent(gen)) * (sign(gen) ? -1 : 1);
+    return std::is_floating_point_v<T> ? static_cast<T>(v) : static_cast<T>(gen());
+  };
+  const int64_t n = 2100, stride = 2111, count = 5;
+  std::vector<T> src(static_cast<std::size_t>(count * stride)), dst(static_cast<std::size_t>(n));
+  for (T& v : src) v = value();
+  for (T& v : dst) v = value();
+  std::vector<T> want = dst;
+  for (int64_t c = 0; c < count; ++c)
+    for (int64_t e = 0; e < n; ++e)
+      want[static_cast<std::size_t>(e)] += src[static_cast<std::size_t>(c * stride + e)];
+  const std::vector<T> before = dst;
+  kt.sum_into(dst.data(), src.data(), stride, 0, n);
+  kt.sum_into(dst.data(), src.data(), stride, count, 0);
+  BOOST_TEST((dst == before), what << ": changed with no sources or no elements");
+  kt.sum_into(dst.data(), src.data(), stride, count, n);
+  BOOST_TEST((std::memcmp(dst.data(), want.data(), sizeof(T) * dst.size()) == 0),
+             what << ": not bit for bit the scalar passes");
 }
 
 BOOST_AUTO_TEST_CASE(copy_rows_and_sum_into_follow_their_law_under_every_isa) {
