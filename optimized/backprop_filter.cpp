@@ -165,8 +165,7 @@ struct Plan {
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   // tap_runs with the input packed (backprop_filter, pack_input): q block qb's q_rows(qb)
   // channels of every input pixel in a slot of MR at xpack + qb * xpack_panel + pixel * MR;
-  // Segment::x and b_step are then
-  // offsets into a panel (pixel * MR). Null: the input in place.
+  // Segment::x and b_step are then offsets into a panel (pixel * MR). Null: the input in place.
   const T* xpack = nullptr;
   int64_t xpack_panel = 0;
   // The input gathered per tap (gathered_runs; xpack is then the gathered input): tap t's pixels
@@ -627,8 +626,8 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           if (x_first) {
             ft.pack_x = pax;
             ft.x_slot = MR;
-            ft.x_avail =
-                g.C - P.q_first(qb);  // (one group: a pixel's channels from the tile's first)
+            // (one group: a pixel's channels from the tile's first)
+            ft.x_avail = g.C - P.q_first(qb);
           }
           if (dy_first) ft.pack_dy = pbo;
           ft.c = out + P.q_first(qb) * P.ldc + o0;

@@ -588,6 +588,15 @@ void check_blocking_paths(const char* const (&problems)[N], const std::string& w
   omp_set_num_threads(saved);
 }
 
+// check_blocking_paths under cache sizes L1 l1_kib KiB, L2 l2_kib KiB, which it names in its
+// messages (the override stays set: the caller's Restored clears it).
+template <std::size_t N>
+void check_blocking_paths_under(int64_t l1_kib, int64_t l2_kib, const char* const (&problems)[N]) {
+  opt::override_cache_sizes(l1_kib * 1024, l2_kib * 1024);
+  check_blocking_paths(
+      problems, "L1 " + std::to_string(l1_kib) + " KiB, L2 " + std::to_string(l2_kib) + " KiB, ");
+}
+
 // The blocking of the GEMM-shaped paths (implicit_gemm.cpp, backprop_filter.cpp), chosen from the
 // cache sizes the OS reports: 1x1 layers (the whole packed filter in one panel group: a plain
 // packed GEMM, each out_backprop row reused across every panel), panel and pixel-tile tails
@@ -1235,9 +1244,8 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         // Calls of several tiles (FilterTile::panels) wherever a unit has two whole input panels
         // beside the first (whose tiles pack out_backprop): 25 channels (MR is at most 7; from 22
         // to 24 the last two tiles may share their rows, opt::filter_q_shift, and not be whole
-        // ones), and an
-        // out_backprop panel beside the first (whose tiles pack the input): more than the widest
-        // panel's 64 columns.
+        // ones), and an out_backprop panel beside the first (whose tiles pack the input): more than
+        // the widest panel's 64 columns.
         const Problem& pr = checked.problem();
         if (k == 0 && threads == 1 && passes[0] > 0 && pr.filter[2] >= 25 && pr.filter[3] > 64)
           BOOST_TEST(panel_calls > 0, what << ": no call of several tiles");
@@ -1540,7 +1548,7 @@ void under_fill_caches(const char* const (&problems)[N], Count&& count) {
   for_each_isa(problems, [&count](opt::Isa isa, const char* text, const std::string& what) {
     count(isa, parse_problem(text), what);
   });
-  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  check_blocking_paths_under(4, 32, problems);
 }
 
 // Backprop filter's fill prefetch (backprop_filter.cpp, prefetch_fill): where a block's rows stay
@@ -1654,8 +1662,7 @@ BOOST_AUTO_TEST_CASE(line_sub_blocks_count_the_input_lines_of_a_stride, *blockin
   });
   const char* problems[std::size(cases)];
   for (std::size_t i = 0; i < std::size(cases); ++i) problems[i] = cases[i].text;
-  opt::override_cache_sizes(4 * 1024, 32 * 1024);
-  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  check_blocking_paths_under(4, 32, problems);
 }
 
 // Backprop filter's rows of C (input channels per group) in tiles of MR: a last tile of at most
@@ -1691,8 +1698,7 @@ BOOST_AUTO_TEST_CASE(thin_last_filter_tiles_share_their_rows, *blocking) {
       "conv2d_backprop_filter:input=2x6x6x16,filter=3x3x8x14,padding=SAME",
   };
   const Restored restored;
-  opt::override_cache_sizes(4 * 1024, 32 * 1024);
-  check_blocking_paths(problems, "L1 4 KiB, L2 32 KiB, ");
+  check_blocking_paths_under(4, 32, problems);
 }
 
 // A 1x1 layer's blocks (implicit GEMM, one tap) prefetch the source rows of their thread's next
@@ -1837,8 +1843,6 @@ void check_copy_rows(const std::string& what) {
   }
 }
 
-}  // namespace
-
 // KernelTable::sum_into under the current ISA: dst[e] plus count sources in source order, for
 // lengths across its blocks and vector tails. The values make the order visible: dst 1, then
 // +2^k and -2^k (k = 60 for f32 and f64, whose 1 + 2^60 rounds to 2^60; u32 wraps, exactly) give
@@ -1891,6 +1895,8 @@ void check_sum_into(const std::string& what) {
   BOOST_TEST((std::memcmp(dst.data(), want.data(), sizeof(T) * dst.size()) == 0),
              what << ": not bit for bit the scalar passes");
 }
+
+}  // namespace
 
 BOOST_AUTO_TEST_CASE(copy_rows_and_sum_into_follow_their_law_under_every_isa) {
   for (opt::Isa isa : opt::available_isas()) {
