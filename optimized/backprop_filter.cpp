@@ -1043,12 +1043,17 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // (conv5 where its sums are not streamed: unmeasured). On a Zen 4 guest (bench/zen4-2026-12-05,
   // 1 thread) the AVX2 kernels gained too (conv5 18.2 -> 15.1 ms, g2 8.3 -> 7.5), the AVX-512
   // ones read level (conv5 13.96 -> 13.84, g2 5.90 -> 5.97; not profiled: a 6 x 32 tile does
-  // twice the multiply-adds per input line it reads), so only the AVX2 kernels pack; the portable
-  // kernels are unmeasured. The pass is a copy: the sums do not change.
+  // twice the multiply-adds per input line it reads), so until 2026-12-06 only the AVX2 kernels
+  // packed. On the Xeon guest (two 512-bit FMA units, 48 KiB L1, 2 MiB L2) the AVX-512 ones gain:
+  // paired against oneDNN, builds interleaved (bench/xeon-2026-12-06e/), conv5 1.19 -> 1.27 at 2
+  // threads (16 rounds; 1.17 -> 1.22 in 20) and 1.11 -> 1.21 at 1 (10; 1.12 -> 1.23 in 10); g2
+  // 2.03 -> 2.10 (16; 1.90 -> 2.04 in 20) and 1.95 -> 2.11 (10): so every vector ISA packs by the
+  // rule (the gather's rule below then applies to AVX-512 too). The portable kernels are
+  // unmeasured and read in place. The pass is a copy: the sums do not change.
   const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows);
   const bool pack_input = taps > 1 && g.G == 1 && g.C > 0 && !packed && !mirrored &&
                           (g_input_packing == InputPacking::wherever_possible ||
-                           (g_input_packing == InputPacking::by_rule && kt.isa == Isa::avx2 &&
+                           (g_input_packing == InputPacking::by_rule && kt.isa != Isa::generic &&
                             filter_dominated && one_sub_block));
   const int64_t input_pixels = g.N * g.H * g.W;
 
@@ -1069,7 +1074,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // out_backprop gather is shared by fewer multiply-adds: g2's shape with 16 input channels 0.47
   // -> 0.58 ms, 32 level (1.00 -> 0.98), 64 and 128 4 % faster (1.78 -> 1.70, 3.48 -> 3.33).
   // AVX-512's step is 4 times the multiply-adds per input pixel: with one segment per tile (a
-  // scratch build) its g2 read 5.85 -> 5.81 ms; and the input packing's rule is AVX2's alone.
+  // scratch build) its g2 read 5.85 -> 5.81 ms on the Zen 4; on the Xeon guest, packed with and
+  // without the gather, 2.05 / 2.15 at 1 thread and 2.09 / 2.02 at 2 (12 rounds each, paired
+  // against oneDNN: within the rounds' noise), so the rule is the same for both vector ISAs.
   // The pixels and their order are the segments', so the sums are the same bytes.
   constexpr int64_t kGatherBelow = 5, kGatherSlots = 128;
   std::vector<int64_t> gather_pre, gather_x;
