@@ -1046,8 +1046,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // twice the multiply-adds per input line it reads), so until 2026-12-06 only the AVX2 kernels
   // packed. On the Xeon guest (two 512-bit FMA units, 48 KiB L1, 2 MiB L2) the AVX-512 ones gain:
   // paired against oneDNN, builds interleaved (bench/xeon-2026-12-06e/), conv5 1.19 -> 1.27 at 2
-  // threads (16 rounds; 1.17 -> 1.22 in 20) and 1.11 -> 1.21 at 1 (10; 1.12 -> 1.23 in 10); g2
-  // 2.03 -> 2.10 (16; 1.90 -> 2.04 in 20) and 1.95 -> 2.11 (10): so every vector ISA packs by the
+  // threads (16 rounds; 1.17 -> 1.22 in 20; level, 1.21 -> 1.21, in a first 6) and 1.11 -> 1.21
+  // at 1 (10; 1.12 -> 1.23 in 10); g2 2.03 -> 2.10 (16; 1.90 -> 2.04 in 20; 2.00 -> 2.09 in 12)
+  // and 1.95 -> 2.11 (10; level, 2.06 -> 2.05, in 12): so every vector ISA packs by the
   // rule (the gather's rule below then applies to AVX-512 too). The portable kernels are
   // unmeasured and read in place. The pass is a copy: the sums do not change.
   const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows);
@@ -1060,11 +1061,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // The input gathered per tap (Plan::gather_pre, gathered_runs), and out_backprop's slice with
   // it: each tile then walks one segment of the tap's pixels, both sides contiguous, not one
   // segment per output row with the input read a stride of pixels apart. By the rule where the
-  // input is packed (its rule: AVX2) and out_backprop's slice too, the segments are short (under
-  // kGatherBelow pixels on average), the input is walked with a column stride, a pixel has at
-  // least kGatherSlots input slots (q blocks x MR), the gathered input takes no more memory than
-  // the filter (it is the input once per tap that reads it) and a tap's no more than half of L2.
-  // Measured 2026-12-06 (Zen 4, AVX2, 1 thread, medians, builds interleaved, paired against
+  // input is packed (its rule: the vector ISAs) and out_backprop's slice too, the segments are
+  // short (under kGatherBelow pixels on average), the input is walked with a column stride, a pixel
+  // has at least kGatherSlots input slots (q blocks x MR), the gathered input takes no more memory
+  // than the filter (it is the input once per tap that reads it) and a tap's no more than half of
+  // L2. Measured 2026-12-06 (Zen 4, AVX2, 1 thread, medians, builds interleaved, paired against
   // oneDNN; bench/zen4-2026-12-06/): DCGAN g2 (8x8, 5x5, stride 2, 256 -> 512) 7.55 -> 6.33 ms (8
   // rounds), 3.88 -> 3.30 at 2 threads (10 rounds), paired 1.51 -> 1.80 and 1.53 -> 1.82; with 2
   // or 4 images 2.44 -> 1.90 and 4.13 -> 3.38 ms; 3x3 taps at stride 2, 512 -> 256, 3.42 -> 2.78
