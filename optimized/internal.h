@@ -252,11 +252,18 @@ int64_t pieces_stolen_for_tests();
 /// the same round, 2026-11-27), the other finishes the slow one's tail instead of waiting for it.
 /// Callers give every element of a piece the same sequence of operations wherever and with
 /// whatever piece it runs, so results do not depend on who took what.
+///
+/// With `shrink_tail`, an owner's pieces shrink at the end of its part: half of what is left
+/// (rounded up) where that is less than `piece`, so that its last pieces are 1/2, 1/4, ... of a
+/// piece and a thread that finishes first waits on at most a fraction of one (under 2^31
+/// elements, where parts can be taken). For callers whose work costs about the same taken whole
+/// or cut: backprop_filter's units.
 class StealingRanges {
  public:
-  StealingRanges(int64_t n, int parts, int64_t piece)
+  StealingRanges(int64_t n, int parts, int64_t piece, bool shrink_tail = false)
       : parts_(parts < 1 ? 1 : parts),
         piece_(piece < 1 ? 1 : piece),
+        shrink_(shrink_tail),
         // Front and back share one 64-bit word, 32 bits each; from 2^31 elements on, each
         // thread keeps to its own part (a 64-bit front its owner alone moves): nothing of that
         // size runs here today.
@@ -316,8 +323,8 @@ class StealingRanges {
       const int64_t back = static_cast<int64_t>(cur & 0xffffffffu);
       const int64_t left = back - front;
       if (left <= 0) return false;
-      const int64_t k =
-          own ? std::min(piece_, left) : std::min(piece_, std::max<int64_t>(1, left / 2));
+      const int64_t k = own ? std::min(piece_, shrink_ ? (left + 1) / 2 : left)
+                            : std::min(piece_, std::max<int64_t>(1, left / 2));
       const uint64_t want = own ? pack(front + k, back) : pack(front, back - k);
       if (v.compare_exchange_weak(cur, want, std::memory_order_relaxed)) {
         *b = own ? front : back - k;
@@ -328,6 +335,7 @@ class StealingRanges {
   }
   int parts_;
   int64_t piece_;
+  bool shrink_;
   bool steal_;
   std::unique_ptr<Range[]> r_;
 };

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -173,21 +174,26 @@ std::vector<Piece> ask_concurrently(opt::StealingRanges& r, int parts) {
 
 }  // namespace
 
-// StealingRanges (internal.h): each part's owner takes its own range from the front, in order; a
-// part no thread asks for is taken by the others; concurrent askers never share an index.
+// StealingRanges (internal.h): each part's owner takes its own range from the front, in order,
+// in pieces of `piece` (with shrink_tail, half of what is left, rounded up, where that is less);
+// a part no thread asks for is taken by the others; concurrent askers never share an index.
 BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
   struct Row {
     int64_t n;
     int parts;
     int64_t piece;
+    bool shrink = false;
   };
-  for (const Row& row : {Row{0, 2, 4}, Row{1, 2, 4}, Row{10, 3, 4}, Row{1000, 2, 7},
-                         Row{1000, 5, 1}, Row{37, 4, 100}}) {
+  for (const Row& row :
+       {Row{0, 2, 4}, Row{1, 2, 4}, Row{10, 3, 4}, Row{1000, 2, 7}, Row{1000, 5, 1},
+        Row{37, 4, 100}, Row{0, 2, 4, true}, Row{1, 2, 4, true}, Row{10, 3, 4, true},
+        Row{1000, 2, 7, true}, Row{1000, 5, 1, true}, Row{37, 4, 100, true}, Row{64, 2, 4, true}}) {
     const std::string what = "n " + std::to_string(row.n) + ", " + std::to_string(row.parts) +
-                             " parts, pieces of " + std::to_string(row.piece);
+                             " parts, pieces of " + std::to_string(row.piece) +
+                             (row.shrink ? ", shrinking" : "");
     // Only part 0 asks: its own range first, in order, then everything else.
     {
-      opt::StealingRanges r(row.n, row.parts, row.piece);
+      opt::StealingRanges r(row.n, row.parts, row.piece, row.shrink);
       std::vector<Piece> got;
       int64_t b, e;
       while (r.next(0, &b, &e)) got.push_back({b, e, 0});
@@ -196,6 +202,11 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
       std::size_t k = 0;
       for (; k < got.size() && at < own_end; ++k) {
         BOOST_TEST(got[k].begin == at, what);
+        const int64_t left = own_end - at;
+        const int64_t want = std::min(row.piece, row.shrink ? (left + 1) / 2 : left);
+        BOOST_TEST(got[k].end - got[k].begin == want, what << ": an own piece of "
+                                                           << got[k].end - got[k].begin << " with "
+                                                           << left << " left, expected " << want);
         at = got[k].end;
       }
       BOOST_TEST(at == own_end, what);
@@ -203,7 +214,7 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
     }
     // Every part asks from its own thread, part 1 given nothing: the others take all of it.
     {
-      opt::StealingRanges r(row.n, row.parts, row.piece);
+      opt::StealingRanges r(row.n, row.parts, row.piece, row.shrink);
       const SkippedThread skipped;
       const std::vector<Piece> all = ask_concurrently(r, row.parts);
       expect_exact_cover(all, row.n, row.piece, what + ", concurrent");
@@ -215,6 +226,16 @@ BOOST_AUTO_TEST_CASE(stealing_ranges_hand_out_every_index_once) {
       }
       BOOST_TEST(stolen == e1 - b1, what << ": part 1 not all taken by the others");
     }
+  }
+  // Worked by hand: 64 in 2 parts, pieces of 4, shrinking: part 0's [0, 32) as 7 pieces of 4
+  // (8 or more left), then 2 of the last 4, 1 and 1.
+  {
+    opt::StealingRanges r(64, 2, 4, true);
+    std::vector<int64_t> sizes;
+    int64_t b, e;
+    while (r.next(0, &b, &e) && b < 32) sizes.push_back(e - b);
+    BOOST_TEST(sizes == (std::vector<int64_t>{4, 4, 4, 4, 4, 4, 4, 2, 1, 1}),
+               boost::test_tools::per_element());
   }
   // Many threads at full speed, pieces of one: owners and thieves contend for the same words.
   {
@@ -1547,15 +1568,34 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
   }
 }
 
+// The fill prefetches (fill_prefetch_sub_blocks_for_tests) of one call at 1 thread, at 2, and at
+// 2 with the second taking nothing.
+struct Fills {
+  int64_t one, two, two_skipped;
+};
+
 // The fill-prefetch cases' frame: under L1 4 KiB, L2 32 KiB (where their small problems reach the
-// rule), `count(isa, problem, what)` for each ISA this machine runs; then the results against the
-// reference and for 1, 2 and 3 threads (check_blocking_paths); caches and thread count restored.
-template <std::size_t N, class Count>
-void under_fill_caches(const char* const (&problems)[N], Count&& count) {
+// rule), `check(isa, fills, what)` for each problem under each ISA this machine runs; then the
+// results against the reference and for 1, 2 and 3 threads (check_blocking_paths); caches and
+// thread count restored.
+template <std::size_t N, class Check>
+void under_fill_caches(const char* const (&problems)[N], Check&& check) {
   const Restored restored;
   opt::override_cache_sizes(4 * 1024, 32 * 1024);
-  for_each_isa(problems, [&count](opt::Isa isa, const char* text, const std::string& what) {
-    count(isa, parse_problem(text), what);
+  for_each_isa(problems, [&check](opt::Isa isa, const char* text, const std::string& what) {
+    const Problem p = parse_problem(text);
+    Fills f{};
+    opt::fill_prefetch_sub_blocks_for_tests();
+    for (int64_t* count : {&f.one, &f.two, &f.two_skipped}) {
+      omp_set_num_threads(count == &f.one ? 1 : 2);
+      {
+        std::optional<SkippedThread> skipped;
+        if (count == &f.two_skipped) skipped.emplace();
+        result_bytes(p);
+      }
+      *count = opt::fill_prefetch_sub_blocks_for_tests();
+    }
+    check(isa, f, what);
   });
   check_blocking_paths_under(4, 32, problems);
 }
@@ -1568,24 +1608,25 @@ void under_fill_caches(const char* const (&problems)[N], Count&& count) {
 // + 1), so blocks of 3 rows (3, 2 and 2 a chunk); the block's input (5376 bytes) within half of
 // L2, so no prefetch_sub. Under AVX2 (MR 6, NR 16): sub-blocks of 1 row (1.5 L1 over 128 bytes a
 // pixel, its 16-float slice and an input line, and 28 pixels a row), 8961 bytes, within half of
-// L2; runs of one panel (27 tiles; 42 fit). A unit is a chunk at 1 thread, and at 2 as well (7
-// rows are not one block: 4 units a thread, 8 items), so never warm: 2 + 1 + 1 first-run passes
-// and 2 next-block passes, 6 a chunk, 48 in all. The portable kernels (MR 4, NR 8): sub-blocks
-// of 2 rows (96 bytes a pixel), 17922 bytes, over half of L2: none. AVX-512's 64-channel panel
-// packs nothing: none. The results against the reference and for 1, 2 and 3 threads:
-// check_blocking_paths.
+// L2; runs of one panel (27 tiles; 42 fit). Every call passes its whole chunk (7 rows are not
+// one block), so never warm: 2 + 1 + 1 first-run passes and 2 next-block passes, 6 a call. At 1
+// thread a call is a chunk: 48 in all. At 2 (4 units a thread, 8 items: a unit an item, cut in 4
+// pieces of one run, kTailCuts) each thread takes its own items 4 pieces at a time, its last as
+// 2, 1 and 1 (shrink_tail): with the second thread taking nothing, the first runs its own 4 items
+// in 6 calls and the second's, from the back, in 6 more: 72; with both running, which thread cuts
+// what varies with timing: a multiple of 6, at least 48. The portable kernels (MR 4, NR 8):
+// sub-blocks of 2 rows (96 bytes a pixel), 17922 bytes, over half of L2: none. AVX-512's
+// 64-channel panel packs nothing: none. The results against the reference and for 1, 2 and 3
+// threads: check_blocking_paths.
 BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=2x28x28x16,filter=3x3x16x64,padding=SAME"};
-  under_fill_caches(problems, [](opt::Isa isa, const Problem& p, const std::string& what) {
-    const int64_t want = isa == opt::Isa::avx2 ? 48 : 0;
-    for (int threads : {1, 2}) {
-      omp_set_num_threads(threads);
-      opt::fill_prefetch_sub_blocks_for_tests();
-      result_bytes(p);
-      BOOST_TEST(opt::fill_prefetch_sub_blocks_for_tests() == want,
-                 what << ": " << threads << " threads");
-    }
+  under_fill_caches(problems, [](opt::Isa isa, const Fills& f, const std::string& what) {
+    const bool fills = isa == opt::Isa::avx2;
+    BOOST_TEST(f.one == (fills ? 48 : 0), what << ": 1 thread");
+    BOOST_TEST((fills ? f.two % 6 == 0 && f.two >= 48 : f.two == 0),
+               what << ": 2 threads, " << f.two);
+    BOOST_TEST(f.two_skipped == (fills ? 72 : 0), what << ": 2 threads, the second taking nothing");
   });
 }
 
@@ -1604,22 +1645,11 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
 BOOST_AUTO_TEST_CASE(fill_prefetch_skips_a_block_the_thread_just_passed, *blocking) {
   const char* const problems[] = {
       "conv2d_backprop_filter:input=1x8x8x16,filter=3x3x16x64,padding=SAME"};
-  under_fill_caches(problems, [](opt::Isa isa, const Problem& p, const std::string& what) {
+  under_fill_caches(problems, [](opt::Isa isa, const Fills& f, const std::string& what) {
     const bool fills = isa == opt::Isa::avx2;
-    omp_set_num_threads(1);
-    opt::fill_prefetch_sub_blocks_for_tests();
-    result_bytes(p);
-    BOOST_TEST(opt::fill_prefetch_sub_blocks_for_tests() == (fills ? 1 : 0), what << ": 1 thread");
-    omp_set_num_threads(2);
-    result_bytes(p);
-    const int64_t two = opt::fill_prefetch_sub_blocks_for_tests();
-    BOOST_TEST((fills ? two >= 1 && two <= 2 : two == 0), what << ": 2 threads, " << two);
-    {
-      const SkippedThread skipped;
-      result_bytes(p);
-    }
-    BOOST_TEST(opt::fill_prefetch_sub_blocks_for_tests() == (fills ? 1 : 0),
-               what << ": 2 threads, the second taking nothing");
+    BOOST_TEST(f.one == (fills ? 1 : 0), what << ": 1 thread");
+    BOOST_TEST((fills ? f.two >= 1 && f.two <= 2 : f.two == 0), what << ": 2 threads, " << f.two);
+    BOOST_TEST(f.two_skipped == (fills ? 1 : 0), what << ": 2 threads, the second taking nothing");
   });
 }
 
