@@ -1191,9 +1191,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // time from the first thread's end of the units to the last's, over the loop's time, 2.1-4.6 %
   // with whole units, 0.8-1.9 % with 4 pieces a unit (ResNet's 1x1 layer, several blocks a
   // chunk: 9.5-19 % and 2.3-10 %); whole calls, 4 pieces against whole units in alternate calls
-  // of one process (202 pairs a layer): 0.4-1.9 % faster on all nine, 1.0 % by the geomean of the
-  // pairs' median ratios, where whole units against themselves read -0.7 to +1.0 % (geomean 0.0
-  // %); 8 pieces against 4 level (-0.6 to +1.0 %, geomean +0.1 %).
+  // of one process (three sets of 202 pairs a layer): 1.0, 0.2 and 0.6 % faster by each set's
+  // geomean of the pairs' median time ratios, 0.6 % pooled (23 of the 27 layer readings faster,
+  // conv5 level), where whole units against themselves read 0.0 and -0.1 % (single layers -1.4 to
+  // +1.1 %); 8 pieces against 4 level (-0.1 %).
   constexpr int64_t kTailCuts = 4;
   const int64_t cuts =
       threads > 1 ? std::clamp<int64_t>(grains / parts / runs_per_item, 1, kTailCuts) : 1;

@@ -253,11 +253,12 @@ int64_t pieces_stolen_for_tests();
 /// Callers give every element of a piece the same sequence of operations wherever and with
 /// whatever piece it runs, so results do not depend on who took what.
 ///
-/// With `shrink_tail`, an owner's pieces shrink at the end of its part: half of what is left
-/// (rounded up) where that is less than `piece`, so that its last pieces are 1/2, 1/4, ... of a
-/// piece and a thread that finishes first waits on at most a fraction of one (under 2^31
-/// elements, where parts can be taken). For callers whose work costs about the same taken whole
-/// or cut: backprop_filter's units.
+/// With `shrink_tail` (under 2^31 elements, where parts can be taken; from there pieces stay
+/// `piece`), an owner's pieces shrink at the end of its part: half of what is left (rounded up)
+/// where that is less than `piece`, so that its last pieces are 1/2, 1/4, ... of a piece and, at
+/// equal speeds, a thread that finishes first waits on a fraction of one (a slowed thread can
+/// still hold a whole piece taken earlier). For callers whose work costs about the same taken
+/// whole or cut: backprop_filter's units.
 class StealingRanges {
  public:
   StealingRanges(int64_t n, int parts, int64_t piece, bool shrink_tail = false)

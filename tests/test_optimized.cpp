@@ -1637,10 +1637,11 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
 // rows; rows of 2561 bytes (8 x 64 + 8 x 16 floats, + 1), so no prefetch_next (8 rows > 8 KiB /
 // 2561); the block's input 4096 bytes, within half of L2 (no prefetch_sub); sub-blocks of at most
 // 6 rows (1.5 L1 over 128 bytes a pixel, 8 pixels a row), 15366 bytes, within half of L2: two of 4
-// rows. A unit that is not warm fills once (its first run's first sub-block; its last sub-block has
-// no next block), so: 1 thread, one unit: 1; 2 threads: every unit has the same rows, so each
-// thread's first unit fills and no other (1 or 2: a thread whose units were all taken fills none;
-// 32 without the rule); with the second thread taking nothing, 1. The portable kernels (sub-blocks
+// rows. A call that is not warm fills once (its first run's first sub-block; its last sub-block has
+// no next block), so: 1 thread, one call: 1; 2 threads: every call has the same rows, so each
+// thread's first call fills and no other (1 or 2: a thread whose pieces were all taken fills none;
+// 34 without the rule: 2 items of 16 units, 3 pieces a unit, so 17 calls a thread, 15 of 3 pieces,
+// then 2 and 1); with the second thread taking nothing, 1. The portable kernels (sub-blocks
 // of 8 rows, 20488 bytes) and AVX-512 (nothing packed): none. Results: check_blocking_paths.
 BOOST_AUTO_TEST_CASE(fill_prefetch_skips_a_block_the_thread_just_passed, *blocking) {
   const char* const problems[] = {
