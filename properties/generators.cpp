@@ -40,9 +40,10 @@
 //                with few taps and small sizes) and the input <= 2^16 elements. A third of them
 //                are "spatial": fewer channels, sizes up to 64 outputs a side (inputs to ~250 with
 //                strides), beyond typical tiles of 32. 15% of the conv ones are "wide": one
-//                group, 129..160 input channels, 17..48 output ones, N 1..2, so that the budget
-//                leaves a few pixels a side and the filter outweighs the activations (the layers
-//                of DCGAN g2's kind, whose optimized backprop filter packs and gathers its input).
+//                group, 129..160 input channels, 17..48 output ones (a third: 65..96), N 1..2, so
+//                that the budget leaves a few pixels a side and the filter outweighs the
+//                activations (the layers of DCGAN g2's kind, whose optimized backprop filter packs
+//                and gathers its input).
 //   big     (3%) cheap big-index problems: C and O 1 (75%) or 2, depthwise M = 1, 1x1 filters
 //                (80%; else 2 or 3 taps a side), N = 1, and an input tensor of more than 2^16
 //                elements (H 128..256, W what crosses it plus 0..31): the oracle's cost is per
@@ -299,19 +300,22 @@ Gen<Channels> medium_channels(Op op, Focus focus) {
     // One group, 16 * (8 or 9) + tail input channels (129..160: past the 128 slots a pixel needs
     // for the optimized backprop filter's gathered path, backprop_filter.cpp, kGatherSlots, with
     // AVX2's 6-channel blocks) and 17..48 output ones (wider than AVX2's 16-channel panel: packed
-    // slices): within the terms budget the sizes are then a few pixels a side, the filter mostly
-    // larger than the activations (its packed-input and gathered paths, otherwise out of reach of
-    // a small problem). The blocks shrink through 0..7, never drawn, so a failure that needs only
-    // a block and a tail still ends at C = 17 (test_properties,
-    // generators_reach_block_tails_and_big_indices_and_shrink_to_the_tail).
+    // slices), a third of them 65..96 (wider than AVX-512's 64-float panel, which holds 17..48
+    // whole: so that f32 reaches AVX-512's packed slices and gathered path too, not f64 alone):
+    // within the terms budget the sizes are then a few pixels a side, the filter mostly larger
+    // than the activations (its packed-input and gathered paths, otherwise out of reach of a
+    // small problem). The blocks shrink through 0..7, never drawn, so a failure that needs only a
+    // block and a tail still ends at C = 17 (test_properties,
+    // generators_reach_block_tails_and_big_indices_and_shrink_to_the_tail); the output channels
+    // shrink from 65..96 to 17..48.
     const Gen<I> wide_blocks =
         pick<I>({{0, 0}, {0, 1}, {0, 2}, {0, 3}, {0, 4}, {0, 5}, {0, 6}, {0, 7}, {1, 8}, {1, 9}});
     return rc::gen::apply(
-        [](I blocks16, I tail, I k) {
+        [](I blocks16, I tail, I base, I k) {
           const I Cf = 16 * blocks16 + tail;
-          return Channels{Cf, Cf, 16 + k};
+          return Channels{Cf, Cf, base + k};
         },
-        wide_blocks, full(1, 17), blocked(1));
+        wide_blocks, full(1, 17), pick<I>({{67, 16}, {33, 64}}), blocked(1));
   }
   if (is_depthwise(op)) {
     return rc::gen::apply(
