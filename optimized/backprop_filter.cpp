@@ -1193,8 +1193,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // chunk: 9.5-19 % and 2.3-10 %); whole calls, 4 pieces against whole units in alternate calls
   // of one process (three sets of 202 pairs a layer): 1.0, 0.2 and 0.6 % faster by each set's
   // geomean of the pairs' median time ratios, 0.6 % pooled (23 of the 27 layer readings faster,
-  // conv5 level), where whole units against themselves read 0.0 and -0.1 % (single layers -1.4 to
-  // +1.1 %); 8 pieces against 4 level (-0.1 %).
+  // conv5 level), where whole units against themselves read 0.0 and 0.1 % slower (single layers
+  // 1.4 % faster to 1.1 % slower); 8 pieces against 4 level (0.1 % slower).
   constexpr int64_t kTailCuts = 4;
   const int64_t cuts =
       threads > 1 ? std::clamp<int64_t>(grains / parts / runs_per_item, 1, kTailCuts) : 1;
