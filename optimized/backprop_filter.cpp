@@ -1190,11 +1190,12 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // Xeon guest (AVX-512, 2 threads, the nine bpf layers; bench/xeon-2026-12-07/README.md): the
   // time from the first thread's end of the units to the last's, over the loop's time, 2.1-4.6 %
   // with whole units, 0.8-1.9 % with 4 pieces a unit (ResNet's 1x1 layer, several blocks a
-  // chunk: 9.5-19 % and 2.3-10 %); whole calls, 4 pieces against whole units in alternate calls
-  // of one process (three sets of 202 pairs a layer): 1.0, 0.2 and 0.6 % faster by each set's
-  // geomean of the pairs' median time ratios, 0.6 % pooled (23 of the 27 layer readings faster,
-  // conv5 level), where whole units against themselves read 0.0 and 0.1 % slower (single layers
-  // 1.4 % faster to 1.1 % slower); 8 pieces against 4 level (0.1 % slower).
+  // chunk: 9.5 and 18.9 % whole, 10.0 and 2.3 % in pieces, two rounds); whole calls, 4 pieces
+  // against whole units in alternate calls of one process (three sets of 202 pairs a layer): 1.0,
+  // 0.2 and 0.6 % faster by each set's geomean of the pairs' median time ratios, 0.6 % pooled (23
+  // of the 27 layer readings faster, conv5 level), where whole units against themselves read 0.0
+  // and 0.1 % slower (single layers 1.4 % faster to 1.1 % slower); 8 pieces against 4 level (0.1 %
+  // slower).
   constexpr int64_t kTailCuts = 4;
   const int64_t cuts =
       threads > 1 ? std::clamp<int64_t>(grains / parts / runs_per_item, 1, kTailCuts) : 1;
