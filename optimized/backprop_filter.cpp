@@ -105,6 +105,7 @@ InputPacking g_tap_gather = InputPacking::by_rule;     // set_tap_gather_for_tes
 std::atomic<int64_t> g_packed_input_calls{0};
 std::atomic<int64_t> g_gathered_calls{0};  // gathered_filter_calls_for_tests
 std::atomic<int64_t> g_streamed_calls{0};
+std::atomic<int64_t> g_staged_calls{0};     // staged_filter_calls_for_tests
 std::atomic<int64_t> g_packed_passes{0};    // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};     // packed_filter_split_passes_for_tests
 std::atomic<int64_t> g_panel_calls{0};      // packed_filter_panel_calls_for_tests
@@ -162,6 +163,7 @@ struct Plan {
   bool prefetch_fill = false;   // the same and its out_backprop rows, on a block's first pass
   bool prefetch_tiles = false;  // prefetch the filter tile kAhead calls later (tap_runs)
   bool stream = false;          // final sums stored non-temporally (backprop_filter, stream)
+  bool stage = false;           // streamed sums staged over sub-blocks (backprop_filter, stage)
   int64_t kc = 0;               // packed: pixels per packed block (packed_runs); 0: tap_runs
   // tap_runs with the input packed (backprop_filter, pack_input): q block qb's q_rows(qb)
   // channels of every input pixel in a slot of MR at xpack + qb * xpack_panel + pixel * MR;
@@ -299,10 +301,29 @@ struct Packs {
   int64_t split_passes = 0;   // those of units that split the input's panels (split_q)
   int64_t panel_calls = 0;    // packed_runs' calls of several tiles (FilterTile::panels)
   int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
+  int64_t staged = 0;      // tile calls that stored their sums in the stage (for tests)
   int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
   int64_t fills = 0;       // those that prefetched by prefetch_fill (for tests)
   int64_t rows_begin = -1, rows_end = -1;  // tap_runs: the output rows of the thread's last unit
+  T* stage = nullptr;  // the thread's slots for a run's tiles, MR x NR each (Plan::stage)
 };
+
+// Tile i of a run, in sub-block s of nsubs, sums into c (its filter tile) or, where the plan
+// stages its sums (backprop_filter, stage) and this is not the last sub-block, into slot i of the
+// thread's stage (NR apart); after the first sub-block it continues from the slot.
+template <class T>
+void aim(const Plan<T>& P, Packs<T>* pk, int64_t s, int64_t nsubs, int64_t i, T* c,
+         FilterTile<T>* ft) {
+  const bool staged = P.stage && nsubs > 1;
+  assert(!staged || (pk->stage != nullptr && i < P.run_tiles));
+  T* const slot = staged ? pk->stage + i * P.MR * P.NR : nullptr;
+  const bool last = s + 1 == nsubs;
+  ft->c = staged && !last ? slot : c;
+  pk->staged += staged && !last ? 1 : 0;
+  ft->ldc = staged && !last ? P.NR : P.ldc;
+  ft->c_from = staged && s > 0 ? slot : nullptr;
+  ft->ld_from = P.NR;
+}
 
 // The tiles [t0, t1) over output rows [r0, r1), in blocks, runs and sub-blocks (above).
 template <class T>
@@ -383,7 +404,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         // divisions beside calls of a few hundred FMAs where the layers are small); `ahead`, the
         // tile kAhead calls later's, whose filter lines the kernel prefetches (kAhead, above).
         Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
-        const bool final_sums = P.stream && nblocks == 1 && nsubs == 1 && row0 == r0;
+        const bool final_sums = P.stream && nblocks == 1 && s + 1 == nsubs && row0 == r0;
         for (int i = 0; i < kAhead; ++i) ahead.step();
         // A tile's C (its first element; nr columns) and rows.
         auto tile_mr = [&](const Cursor& c) { return P.q_rows(c.qb); };
@@ -404,8 +425,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.dy_step = pack ? NR : P.v_step;
           ft.seg = pack ? pk->seg.data() + tap * nsub : P.seg + tap * P.rows + sub0;
           ft.nseg = nsub;
-          ft.c = tile_c(cur);
-          ft.ldc = P.ldc;
+          aim(P, pk, s, nsubs, t - ta, tile_c(cur), &ft);
           ft.mr = tile_mr(cur);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
@@ -454,7 +474,6 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
     const int64_t row0 = r0 + blocks.begin(b), row_end = row0 + blocks.size(b);
     const int64_t nsubs = ceil_div(row_end - row0, P.sub_rows);
     const EvenSplit subs(row_end - row0, nsubs);
-    const bool final_sums = P.stream && nblocks == 1 && nsubs == 1 && row0 == r0;
     for (int64_t ta = t0; ta < t1;) {
       const int64_t run = ta / qblocks;  // tap * oblocks + ob
       const int64_t tb = std::min({t1, (run + 1) * qblocks, ta + P.run_tiles});
@@ -486,13 +505,13 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
         ft.dy_step = NR;
         ft.seg = &pixels;
         ft.nseg = 1;
-        ft.ldc = P.ldc;
         ft.nr = nr;
         ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
+        const bool final_sums = P.stream && nblocks == 1 && s + 1 == nsubs && row0 == r0;
         for (int64_t t = ta; t < tb; ++t) {
           const int64_t qb = t % qblocks;
           ft.x = x_tap + qb * K * MR;
-          ft.c = tile_c(qb);
+          aim(P, pk, s, nsubs, t - ta, tile_c(qb), &ft);
           ft.mr = tile_mr(qb);
           // Streamed where final (tap_runs).
           ft.stream = final_sums && nr == NR && reinterpret_cast<uintptr_t>(ft.c) % kLine == 0;
@@ -723,6 +742,10 @@ int64_t streamed_filter_calls_for_tests() {
   return g_streamed_calls.exchange(0, std::memory_order_relaxed);
 }
 
+int64_t staged_filter_calls_for_tests() {
+  return g_staged_calls.exchange(0, std::memory_order_relaxed);
+}
+
 template <class T>
 void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may_stream) {
   const int64_t taps = g.KH * g.KW, Og = g.O / g.G, rows = g.N * g.OH;
@@ -899,7 +922,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // filter larger than the activations: DCGAN g2, ResNet conv5), each tile is summed in one call
   // and stored once, if the block is one sub-block; a plain store first reads each line from
   // memory, to be overwritten (and the tile prefetch, kAhead, read them for that). So such layers
-  // take one sub-block (the out_backprop slice then read from L2, not L1) and store their sums
+  // take one sub-block (the out_backprop slice then read from L2, not L1; with wide panels, staged
+  // sub-blocks since 2026-12-07, below) and store their sums
   // with non-temporal stores, which write whole lines without reading them (g2 about 1.8 -> 2.0
   // of oneDNN on AVX-512, a small gain on AVX2: figures in the README and bench/xeon-2026-11-29d;
   // the tile prefetch beside streaming lost there). stream_result (internal.h) says where a
@@ -938,9 +962,19 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t per_pixel =
       P.NR * elem + kLine * (line_panel ? input_lines_per_pixel(g, cache.l1d) : 1);
   const int64_t wide_bytes = split_fma512() ? 4 * cache.l1d : cache.l1d;
-  P.sub_rows = P.stream ? P.block_rows  // one sub-block (stream, above)
-                        : std::max<int64_t>(
-                              1, (line_panel ? cache.l1d * 3 / 2 : wide_bytes) / per_pixel / g.OW);
+  // Staged (stream above, wide panels): the sub-blocks keep their size, and a run's tiles carry
+  // their sums from one sub-block to the next in a scratch stage of the thread's (a run's tiles fit
+  // half of L2), streamed into the filter from the last (aim). Until 2026-12-07 a streamed layer
+  // took one sub-block, its wide panel's slice read from L2 for every pixel of every tile: on the
+  // Xeon guest (AVX-512, 2 threads) ResNet conv5 (3 sub-blocks of 18-19 rows staged) ran 3.1 %
+  // faster staged, by the geomean of 11 sets of in-process pairs (each set's median of 202 pairs'
+  // time ratios 0.94-1.00; bench/xeon-2026-12-07b/README.md); DCGAN g2, one sub-block, level.
+  // Line panels (AVX2) keep one sub-block (staging them is not measured).
+  P.stage = P.stream && !line_panel;
+  P.sub_rows =
+      P.stream && !P.stage
+          ? P.block_rows  // one sub-block (stream, above)
+          : std::max<int64_t>(1, (line_panel ? cache.l1d * 3 / 2 : wide_bytes) / per_pixel / g.OW);
   // Packing pays only where a panel is narrower than out_backprop's pixel and several taps reuse
   // it: read in place, the slice's rows are out_backprop's channel stride apart (1-2 KiB), which
   // maps them to a few L1 sets. A sub-block's slice too large for L2 (a row of millions of
@@ -957,7 +991,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   if (!P.pack && (line_panel || taps == 1)) P.sub_rows = P.block_rows;
   P.prefetch_next = P.block_rows <= cache.l2 / 4 / row_bytes;  // both blocks in half of L2
   // (kAhead: a gain with wide panels only, where the filter is over twice L2)
-  P.prefetch_tiles = !line_panel && big_filter;
+  P.prefetch_tiles = !line_panel && big_filter && !P.stage;
   // Runs: at most what keeps the run's filter tiles in half of L2.
   P.run_tiles = std::max<int64_t>(1, cache.l2 / 2 / (P.MR * P.NR * elem));
   if (packed) {
@@ -977,6 +1011,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     P.pack = false;
     P.prefetch_next = false;
     P.stream = false;
+    P.stage = false;
   }
 
   // Sub-block prefetch: where a block's input rows take more than half of L2, they do not stay
@@ -1030,7 +1065,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
                     taps > 1 && sub_bytes <= cache.l2 / 2;
 
   // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
-  // least the activations and the layer is one sub-block: one chunk of one block (above), each
+  // least the activations and the layer is one sub-block, or staged (the layers measured here,
+  // before staging, were one sub-block): one chunk of one block (above), each
   // input panel read by every tap and out_backprop panel of the layer. In place, a tile's input
   // is a line per pixel, the channel stride apart: ResNet conv5's 2 KiB maps them to two L1 sets,
   // and each tile read its 392 lines from L2 or L3 for 6 channels of each; packed, 147
@@ -1051,7 +1087,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // and 1.95 -> 2.11 (10; level, 2.06 -> 2.05, in 12): so every vector ISA packs by the
   // rule (the gather's rule below then applies to AVX-512 too). The portable kernels are
   // unmeasured and read in place. The pass is a copy: the sums do not change.
-  const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows);
+  const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows) || P.stage;
   const bool pack_input = taps > 1 && g.G == 1 && g.C > 0 && !packed && !mirrored &&
                           (g_input_packing == InputPacking::wherever_possible ||
                            (g_input_packing == InputPacking::by_rule && kt.isa != Isa::generic &&
@@ -1201,6 +1237,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       threads > 1 ? std::clamp<int64_t>(grains / parts / runs_per_item, 1, kTailCuts) : 1;
   const int64_t pieces_per_item = runs_per_item * cuts;
   std::unique_ptr<StealingRanges> units;
+  // Each thread's stage (Plan::stage), where a block has several sub-blocks.
+  T* const stage =
+      P.stage && P.sub_rows < std::min(P.block_rows, chunk_rows)
+          ? scratch_array<T>(ScratchSlot::staged_sums, threads * P.run_tiles * P.MR * P.NR)
+          : nullptr;
 
 #pragma omp parallel num_threads(threads) if (threads > 1 && items * tiles > 1)
   {
@@ -1231,6 +1272,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 #pragma omp single
     units = std::make_unique<StealingRanges>(items * pieces_per_item, nt, cuts, true);
     Packs<T> pk;
+    if (stage) pk.stage = stage + tid * P.run_tiles * P.MR * P.NR;
     if (P.pack) {
       pk.b.resize(static_cast<std::size_t>(P.sub_rows * g.OW * P.NR));
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
@@ -1269,6 +1311,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     if (pk.panel_calls > 0) g_panel_calls.fetch_add(pk.panel_calls, std::memory_order_relaxed);
     if (pk.sub_blocks > 0) g_sub_blocks.fetch_add(pk.sub_blocks, std::memory_order_relaxed);
     if (pk.fills > 0) g_fill_prefetches.fetch_add(pk.fills, std::memory_order_relaxed);
+    if (pk.staged > 0) g_staged_calls.fetch_add(pk.staged, std::memory_order_relaxed);
     if (pk.streamed > 0) {
       store_fence();  // before the region's closing barrier
       g_streamed_calls.fetch_add(pk.streamed, std::memory_order_relaxed);

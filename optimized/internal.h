@@ -63,6 +63,7 @@ enum class ScratchSlot {
   result,
   partial_sums,
   packed_input,
+  staged_sums,
   count
 };
 void* scratch(ScratchSlot slot, std::size_t bytes);
@@ -205,6 +206,9 @@ bool stream_depthwise_rows(const Geometry& g, Isa isa, const void* out, int64_t 
 /// bitwise the stored ones, and that the paths are reached. Not while an op runs.
 void allow_streamed_stores(bool allow);
 int64_t streamed_filter_calls_for_tests();
+/// Backprop filter's tile calls that stored their sums in the thread's stage, not the filter
+/// (backprop_filter.cpp, stage), since the last call. Not while an op runs.
+int64_t staged_filter_calls_for_tests();
 int64_t streamed_depthwise_rows_for_tests();
 /// The implicit GEMM's tile calls that stored their results non-temporally (implicit_gemm.cpp,
 /// stream) since the last call.

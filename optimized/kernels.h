@@ -227,6 +227,10 @@ struct FilterTile {
   int64_t ldc = 0;
   int64_t mr = 0, nr = 0;
   bool accumulate = true;  // C += sum (else C = sum)
+  // Where not null, the sums accumulated so far are read from here (rows ld_from apart), not
+  // from c: a tile staged in scratch for its earlier pixels (backprop_filter.cpp, stage).
+  const T* c_from = nullptr;
+  int64_t ld_from = 0;
   // Lines to prefetch into L2 (L2Prefetch::take), one per pixel, the rest at the end: pf + pf_off,
   // pf + pf_off + kLine, ..., each offset clamped to pf_last.
   const char* pf = nullptr;

@@ -107,12 +107,14 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   const int64_t nseg = p.nseg;
   const T* const x0 = p.x;
   const T* const dy0 = p.dy;
+  const T* const from = p.c_from != nullptr ? p.c_from : c0;
+  const int64_t ld_from = p.c_from != nullptr ? p.ld_from : ldc;
   V acc[MR][NV];
 #pragma GCC unroll 64
   for (int m = 0; m < MR; ++m) {
 #pragma GCC unroll 64
     for (int v = 0; v < NV; ++v) {
-      const T* c = c0 + m * ldc + v * W;
+      const T* c = from + m * ld_from + v * W;
       acc[m][v] = !p.accumulate ? S::zero() : FULL ? S::load(c) : S::load_n(c, nr - v * W);
     }
   }

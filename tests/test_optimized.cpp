@@ -796,20 +796,23 @@ constexpr int64_t kSomeStreamed = -1;
 // One check of streamed stores (stream_result): the result passes the oracle; `streamed` (a test
 // hook) counts `expected` streamed calls or rows (kSomeStreamed: some); with streaming off nothing
 // streams and the bytes are the same; a result 16 bytes past a line is stored plainly, with the
-// same bytes. With `gathered_calls`, backprop filter's gathered calls (gathered_runs) of the
-// streamed call alone go there.
+// same bytes. With `gathered_calls` and `staged_calls`, backprop filter's gathered calls
+// (gathered_runs) and staged tile calls (stage) of the streamed call alone go there.
 void expect_streamed(const std::string& what, const char* text, int64_t expected,
-                     int64_t (*streamed)(), int64_t* gathered_calls = nullptr) {
+                     int64_t (*streamed)(), int64_t* gathered_calls = nullptr,
+                     int64_t* staged_calls = nullptr) {
   testbed::expect_pass_exact_and_real(optimized(), text, {}, what);
   const CheckedProblem checked(parse_problem(text));
   const Problem& p = checked.problem();
   const testbed::Operands2 in = testbed::random_operands(p, 777);
   streamed();
   opt::gathered_filter_calls_for_tests();
+  opt::staged_filter_calls_for_tests();
   const std::vector<unsigned char> streamed_bytes =
       testbed::bytes(testbed::result_of(optimized(), p, in));
   const int64_t count = streamed();
   if (gathered_calls) *gathered_calls = opt::gathered_filter_calls_for_tests();
+  if (staged_calls) *staged_calls = opt::staged_filter_calls_for_tests();
   BOOST_TEST((expected == kSomeStreamed ? count > 0 : count == expected),
              what << ": " << count << " streamed, expected " << expected);
   opt::allow_streamed_stores(false);
@@ -834,30 +837,38 @@ int64_t full_filter_tiles(const Geometry& g) {
 // sub-block each. Under small caches (L2 32 KiB) small problems qualify. Under every vector ISA,
 // every full tile (nr = NR) is streamed, once; the generic kernels stream none. The result passes
 // the oracle and is bitwise the one stored plainly (in several sub-blocks where the first problem
-// would take them: 18 rows of 6 pixels, sub-blocks of 4 rows under AVX-512 and 16 under AVX2), and
+// takes them: 18 rows of 6 pixels, sub-blocks of 4 rows under AVX-512 and 16 under AVX2), and
 // a result 16 bytes past a 64-byte boundary (where a non-temporal store would fault) is stored
-// plainly, with the same bits. Problems: a 3x3 filter of 256 columns (whole panels), DCGAN g2's
-// shape in small (5x5, stride 2), f64 with a panel tail under AVX-512 (136 columns: 4 x 32 + 8),
-// 72 columns of f32 (rows of 288 bytes, not whole lines: none streamed), and the first in f16
-// (summed into a scratch result that is then narrowed: none streamed); and DCGAN g2's shape with
-// 128 input and output channels, which under AVX2 and AVX-512 takes the input gathered per tap
-// (gathered_runs, counted), so that streaming is checked there too (with 64 output channels, one
-// AVX-512 panel, out_backprop is read in place and the input not gathered).
+// plainly, with the same bits. Under AVX-512 (wide panels) the first problem's streamed call stages
+// its sums (stage): its 108 tiles (9 taps x 3 q blocks of 6, 6, 4 x 4 panels of 64) store them in
+// the stage in the first 4 of its 5 sub-blocks (4, 4, 4, 3, 3 rows; the sub-block budget of one
+// L1 of 8 KiB over 256 + 64 bytes a pixel is 25 pixels: 4 rows), 432 calls, and stream them from
+// the last; streamed plainly (AVX2's line panels) or not streamed, nothing is staged; nor where
+// a block is one sub-block (the other problems' few rows). Problems: a 3x3 filter of 256 columns
+// (whole panels), DCGAN g2's shape in small (5x5, stride 2), f64 with a panel tail under AVX-512
+// (136 columns: 4 x 32 + 8), 72 columns of f32 (rows of 288 bytes, not whole lines: none streamed),
+// and the first in f16 (summed into a scratch result that is then narrowed: none streamed); and
+// DCGAN g2's shape with 128 input and output channels, which under AVX2 and AVX-512 takes the input
+// gathered per tap (gathered_runs, counted), so that streaming is checked there too (with 64 output
+// channels, one AVX-512 panel, out_backprop is read in place and the input not gathered).
 BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one, *blocking) {
   struct Case {
     const char* text;
-    bool gathered;  // under the vector ISAs (backprop_filter.cpp, gather's rule)
+    bool gathered;   // under the vector ISAs (backprop_filter.cpp, gather's rule)
+    int64_t staged;  // tile calls into the stage under AVX-512
   };
   const Case problems[] = {
-      {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME", false},
-      {"conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME", false},
-      {"conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64", false},
-      {"conv2d_backprop_filter:input=1x3x3x32,filter=3x3x32x72,padding=SAME", false},
-      {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME,dtype=f16", false},
-      {"conv2d_backprop_filter:input=1x8x8x128,filter=5x5x128x128,stride=2x2,padding=SAME", true},
+      {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME", false, 432},
+      {"conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME", false, 0},
+      {"conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64", false, 0},
+      {"conv2d_backprop_filter:input=1x3x3x32,filter=3x3x32x72,padding=SAME", false, 0},
+      {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME,dtype=f16", false, 0},
+      {"conv2d_backprop_filter:input=1x8x8x128,filter=5x5x128x128,stride=2x2,padding=SAME", true,
+       0},
   };
   const Restored restored;
   opt::override_cache_sizes(8 * 1024, 32 * 1024);
+  opt::override_split_fma512(0);  // sub-blocks of one L1 (a Zen 4 takes 4)
   omp_set_num_threads(2);
   for_each_isa(problems, [](opt::Isa isa, const Case& c, const std::string& what) {
     const char* const text = c.text;
@@ -871,10 +882,13 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one, *blocki
         isa == opt::Isa::generic || !native || g.O * elem % 64 != 0
             ? 0
             : (p.dtype == DType::f64 ? full_filter_tiles<double>(g) : full_filter_tiles<float>(g));
-    int64_t gathered = 0;
-    expect_streamed(what, text, full_tiles, opt::streamed_filter_calls_for_tests, &gathered);
+    int64_t gathered = 0, staged = 0;
+    expect_streamed(what, text, full_tiles, opt::streamed_filter_calls_for_tests, &gathered,
+                    &staged);
     BOOST_TEST(gathered == (c.gathered && isa != opt::Isa::generic ? 1 : 0),
                what << ": the streamed call gathered " << gathered << " times");
+    BOOST_TEST(staged == (isa == opt::Isa::avx512 ? c.staged : 0),
+               what << ": the streamed call staged " << staged << " tile calls");
   });
 }
 
