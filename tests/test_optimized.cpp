@@ -833,24 +833,30 @@ int64_t full_filter_tiles(const Geometry& g) {
 }
 
 // Streamed stores (backprop_filter.cpp, stream): where the filter is over twice L2 and summed in
-// one chunk of one block, the tile calls store their final sums with non-temporal stores, one
-// sub-block each. Under small caches (L2 32 KiB) small problems qualify. Under every vector ISA,
-// every full tile (nr = NR) is streamed, once; the generic kernels stream none. The result passes
-// the oracle and is bitwise the one stored plainly (in several sub-blocks where the first problem
-// takes them: 18 rows of 6 pixels, sub-blocks of 4 rows under AVX-512 and 16 under AVX2), and
-// a result 16 bytes past a 64-byte boundary (where a non-temporal store would fault) is stored
-// plainly, with the same bits. Under AVX-512 (wide panels) the first problem's streamed call stages
-// its sums (stage): its 108 tiles (9 taps x 3 q blocks of 6, 6, 4 x 4 panels of 64) store them in
-// the stage in the first 4 of its 5 sub-blocks (4, 4, 4, 3, 3 rows; the sub-block budget of one
-// L1 of 8 KiB over 256 + 64 bytes a pixel is 25 pixels: 4 rows), 432 calls, and stream them from
-// the last; streamed plainly (AVX2's line panels) or not streamed, nothing is staged; nor where
-// a block is one sub-block (the other problems' few rows). Problems: a 3x3 filter of 256 columns
-// (whole panels), DCGAN g2's shape in small (5x5, stride 2), f64 with a panel tail under AVX-512
-// (136 columns: 4 x 32 + 8), 72 columns of f32 (rows of 288 bytes, not whole lines: none streamed),
-// and the first in f16 (summed into a scratch result that is then narrowed: none streamed); and
-// DCGAN g2's shape with 128 input and output channels, which under AVX2 and AVX-512 takes the input
-// gathered per tap (gathered_runs, counted), so that streaming is checked there too (with 64 output
-// channels, one AVX-512 panel, out_backprop is read in place and the input not gathered).
+// one chunk of one block, the tile calls store their final sums with non-temporal stores (line
+// panels in one sub-block; wide panels staged, below). Under small caches (L2 32 KiB) small
+// problems qualify. Under every vector ISA, every full tile (nr = NR) is streamed, once; the
+// generic kernels stream none. The result passes the oracle and is bitwise the one stored plainly
+// (in several sub-blocks where the first problem takes them: 18 rows of 6 pixels, sub-blocks of 4
+// rows under AVX-512 and 16 under AVX2), and a result 16 bytes past a 64-byte boundary (where a
+// non-temporal store would fault) is stored plainly, with the same bits.
+//
+// Staged (stage): under AVX-512 (wide panels) the first problem's 108 tiles (9 taps x 3 q blocks
+// of 6, 6, 4 x 4 panels of 64) store their sums in the thread's stage in the first 4 of its 5
+// sub-blocks (4, 4, 4, 3, 3 rows: the sub-block budget, one L1 of 8 KiB over 256 + 64 bytes a
+// pixel, is 25 pixels, 4 rows), 432 calls, and stream them from the last. So do the second
+// problem's, whose 80 columns are a panel of 64 and one of 16 (carried in the stage and stored,
+// not streamed, from the last sub-block: masked loads and stores): 9 taps x 6 q blocks (6 x 4 + 4 +
+// 4) x 2 panels, 108 tiles, 432 calls. Nothing is staged under AVX2 (line panels) or where nothing
+// streams, nor where a block is one sub-block (the other problems' few rows).
+//
+// Problems: a 3x3 filter of 256 columns (whole panels), and of 80; DCGAN g2's shape in small (5x5,
+// stride 2), f64 with a panel tail under AVX-512 (136 columns: 4 x 32 + 8), 72 columns of f32 (rows
+// of 288 bytes, not whole lines: none streamed), and the first in f16 (summed into a scratch result
+// that is then narrowed: none streamed); and DCGAN g2's shape with 128 input and output channels,
+// which under AVX2 and AVX-512 takes the input gathered per tap (gathered_runs, counted), so that
+// streaming is checked there too (with 64 output channels, one AVX-512 panel, out_backprop is read
+// in place and the input not gathered).
 BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one, *blocking) {
   struct Case {
     const char* text;
@@ -859,6 +865,7 @@ BOOST_AUTO_TEST_CASE(streamed_backprop_filter_is_bitwise_the_stored_one, *blocki
   };
   const Case problems[] = {
       {"conv2d_backprop_filter:input=3x6x6x16,filter=3x3x16x256,padding=SAME", false, 432},
+      {"conv2d_backprop_filter:input=3x6x6x32,filter=3x3x32x80,padding=SAME", false, 432},
       {"conv2d_backprop_filter:input=2x4x4x32,filter=5x5x32x64,stride=2x2,padding=SAME", false, 0},
       {"conv2d_backprop_filter:input=1x3x3x16,filter=3x3x16x136,padding=SAME,dtype=f64", false, 0},
       {"conv2d_backprop_filter:input=1x3x3x32,filter=3x3x32x72,padding=SAME", false, 0},
