@@ -968,7 +968,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // took one sub-block, its wide panel's slice read from L2 for every pixel of every tile: on the
   // Xeon guest (AVX-512, 2 threads) ResNet conv5 (3 sub-blocks of 18-19 rows staged) ran 3.1 %
   // faster staged, by the geomean of 11 sets of in-process pairs (each set's median of 202 pairs'
-  // time ratios 0.94-1.00; bench/xeon-2026-12-07b/README.md); DCGAN g2, one sub-block, level.
+  // time ratios 0.94-1.00; at 1 thread 5.4 % over six sets; bench/xeon-2026-12-07b/README.md);
+  // DCGAN g2, one sub-block, level.
   // Line panels (AVX2) keep one sub-block (staging them is not measured).
   P.stage = P.stream && !line_panel;
   P.sub_rows =
