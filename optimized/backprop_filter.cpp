@@ -34,9 +34,10 @@ namespace convcheck::opt {
 //
 // Work: tiles of MR filter rows q x NR output channels o of one tap and group. Output rows are
 // walked in blocks whose input and out_backprop rows fit in L2 (one block when the filter is the
-// larger side and has several taps). Where a filter over twice L2 is summed in one call per tile
-// (one chunk, one block), its sums are stored non-temporally (stream); where it is summed in
-// several, with wide panels, each kernel call prefetches the filter tile of a later call (kAhead).
+// larger side and has several taps). Where a filter over twice L2 is summed in one chunk of one
+// block, its final sums are stored non-temporally (stream; with wide panels carried between the
+// block's sub-blocks in a scratch stage first: stage); where it is summed in several chunks or
+// blocks, with wide panels, each kernel call prefetches the filter tile of a later call (kAhead).
 // Inside a block, the tiles of one out_backprop panel (group and NR channels; every tap and q,
 // fewer when their filter tiles would not fit half of L2) form a run (with the input gathered per
 // tap, the tiles of one tap and panel: gathered_runs). With several taps and
@@ -258,12 +259,13 @@ L2Prefetch next_block(const Plan<T>& P, int64_t rows_begin, int64_t rows_end, in
 //   did with the kernels split (g2 1.37 -> 1.34, conv5 1.16 -> 1.06, bench/xeon-2026-11-29d);
 // - filters over twice L2 only (DCGAN g2's 13 MB, ResNet conv5's 9 MB): conv2/conv3 3x3, whose
 //   filters fit L2, and conv4 (2.25 MiB, just over it) read lower with it.
-// Not for calls that stream their sums (backprop_filter, stream: DCGAN g2 and ResNet conv5 on a
+// Not for layers whose sums are streamed (backprop_filter, stream: DCGAN g2 and ResNet conv5 on a
 // line-aligned result), whose tile lines it read only to be overwritten (g2 1.58 of oneDNN with
-// it, 2.04 without, bench/xeon-2026-11-29d); it serves filters over twice L2 that are summed in
-// several calls per tile (several chunks or blocks: those layers with N larger than 8) or whose
-// result is off its lines. Not tried: prefetching only in a run's first sub-block (the later
-// ones find the run's tiles in L2 already).
+// it, 2.04 without, bench/xeon-2026-11-29d); nor, since 2026-12-07, for any call of a staged layer
+// (stage: its earlier sub-blocks sum into the stage, in L2, and even a tail panel's unstreamed
+// tiles go without); it serves filters over twice L2 that are summed in several chunks or blocks
+// (those layers with N larger than 8) or whose result is off its lines. Not tried: prefetching only
+// in a run's first sub-block (the later ones find the run's tiles in L2 already).
 //
 // A first filter-tile prefetch (c8e5ffd, 2026-11-25: a burst of each tile's rows two calls
 // ahead, credited with conv5 54 -> 39 ms on a Zen 3) never ran: GCC's pure-const pass marked its
@@ -315,7 +317,8 @@ template <class T>
 void aim(const Plan<T>& P, Packs<T>* pk, int64_t s, int64_t nsubs, int64_t i, T* c,
          FilterTile<T>* ft) {
   const bool staged = P.stage && nsubs > 1;
-  assert(!staged || (pk->stage != nullptr && i < P.run_tiles));
+  // (A staged layer is one chunk of one block, so that a tile's first sub-block stores.)
+  assert(!staged || (pk->stage != nullptr && i < P.run_tiles && P.stream));
   T* const slot = staged ? pk->stage + i * P.MR * P.NR : nullptr;
   const bool last = s + 1 == nsubs;
   ft->c = staged && !last ? slot : c;
@@ -334,6 +337,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
   // As few blocks and sub-blocks as their limits allow, of near-equal lengths (a short last one
   // would cost every tile a pass of its own).
   const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
+  assert(!P.stage || nblocks == 1);  // (aim: a staged tile's first sub-block stores)
   const EvenSplit blocks(r1 - r0, nblocks);
   // One block that this thread's last unit passed too: its rows are in L2 already (prefetch_fill).
   const bool warm = nblocks == 1 && pk->rows_begin == r0 && pk->rows_end == r1;
@@ -429,9 +433,9 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           ft.mr = tile_mr(cur);
           ft.nr = nr;
           ft.accumulate = sub0 > r0;  // the chunk's first rows store (every tile covers its C)
-          // Streamed where the call's sums are final (one block, one sub-block: the chunk's
-          // only pass over the tile) and its rows start on a line: the plan's gate (stream)
-          // makes every full tile's do; checked again, as a misaligned one would fault.
+          // Streamed where the call's sums are final (one block, its last sub-block: the
+          // chunk's last pass over the tile) and its rows start on a line: the plan's gate
+          // (stream) makes every full tile's do; checked again, as a misaligned one would fault.
           ft.stream = final_sums && nr == NR && reinterpret_cast<uintptr_t>(ft.c) % kLine == 0;
           pk->streamed += ft.stream ? 1 : 0;
           // (Not the later tile of a streamed call: its lines are overwritten, never read.)
@@ -469,6 +473,7 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
   const int64_t MR = P.MR, NR = P.NR, qblocks = P.qblocks, oblocks = P.oblocks;
   assert(g.G == 1 && !P.prefetch_next && !P.prefetch_sub && !P.prefetch_fill);
   const int64_t nblocks = ceil_div(r1 - r0, P.block_rows);
+  assert(!P.stage || nblocks == 1);  // (aim: a staged tile's first sub-block stores)
   const EvenSplit blocks(r1 - r0, nblocks);
   for (int64_t b = 0; b < nblocks; ++b) {
     const int64_t row0 = r0 + blocks.begin(b), row_end = row0 + blocks.size(b);
@@ -1031,7 +1036,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
     block_input = INT64_MAX;
   // Never with prefetch_next (tap_runs issues one of them): implied today, as a block of
   // prefetch_next and so its input fit a quarter of L2, and kept so under any retuning.
-  // (One sub-block, stream: no next one.)
+  // (Not where the sums are streamed: one sub-block, or staged sub-blocks, whose input is packed
+  // where the layer is one group; grouped staged layers take none, unmeasured.)
   P.prefetch_sub =
       !P.prefetch_next && !P.stream && !mirrored && taps > 1 && block_input > cache.l2 / 2;
   // Fill prefetch: where the block's rows stay in L2 from run to run (no prefetch_sub) and the
@@ -1238,11 +1244,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       threads > 1 ? std::clamp<int64_t>(grains / parts / runs_per_item, 1, kTailCuts) : 1;
   const int64_t pieces_per_item = runs_per_item * cuts;
   std::unique_ptr<StealingRanges> units;
-  // Each thread's stage (Plan::stage), where a block has several sub-blocks.
+  // Each thread's stage (Plan::stage; used where a block has several sub-blocks).
   T* const stage =
-      P.stage && P.sub_rows < std::min(P.block_rows, chunk_rows)
-          ? scratch_array<T>(ScratchSlot::staged_sums, threads * P.run_tiles * P.MR * P.NR)
-          : nullptr;
+      P.stage ? scratch_array<T>(ScratchSlot::staged_sums, threads * P.run_tiles * P.MR * P.NR)
+              : nullptr;
 
 #pragma omp parallel num_threads(threads) if (threads > 1 && items * tiles > 1)
   {

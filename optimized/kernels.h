@@ -256,7 +256,7 @@ struct FilterTile {
   // Several tiles in one call: `panels` tiles of the same dy, pixels and mr, the i-th reading x +
   // i * x_panel and writing c + i * c_panel, each with its share of the prefetch lines
   // (packed_runs: a block's fully packed tiles, which saves the driver's set-up and dispatch per
-  // tile). No packing, no later tile (next_c) with panels > 1.
+  // tile). No packing, no later tile (next_c), no c_from with panels > 1.
   int64_t panels = 1, x_panel = 0, c_panel = 0;
 };
 

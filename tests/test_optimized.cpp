@@ -1326,7 +1326,8 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
 
 // Backprop filter's input read from packed panels (backprop_filter.cpp, pack_input) and gathered
 // per tap with out_backprop's slice (gather, gathered_runs) against both read in place, bitwise:
-// by the rules (packed: one chunk of one block of one sub-block; gathered: also short segments at a
+// by the rules (packed: one chunk of one block of one sub-block, or staged; gathered: also short
+// segments at a
 // column stride and at least 128 input slots, as DCGAN g2's 4-pixel rows; the AVX2 and AVX-512
 // kernels) and forced wherever they can (several taps, one group; out_backprop wider than every
 // ISA's panel, 80 or 84 channels, so that its slice is packed; 84: a last panel of 4 or 20), also
@@ -1477,7 +1478,8 @@ BOOST_AUTO_TEST_CASE(packed_and_gathered_input_backprop_filter_is_bitwise_the_in
 // in place under AVX-512; 2x10x12x8 with 72 channels: 4 chunks of 5 rows, each 3 packed
 // sub-blocks and a tail panel under AVX-512; as printed by the code, 2026-11-27), the one-block
 // rule for a filter larger than the activations (3 and 6 blocks otherwise, f32 and f64; under the
-// vector ISAs its sums streamed, in one sub-block: the streamed test below), a row
+// vector ISAs its sums streamed, under AVX2 in one sub-block, under AVX-512 in 3 staged ones of 4
+// rows: the streamed test below), a row
 // whose packed slice would not fit L2 (1x1x600x2: read in place under AVX2 and AVX-512), runs of
 // many tiles; the implicit GEMM with taps in several chunks, and a tap
 // in slices (chunks of at most 16 KiB of packed panel, 8 KiB in panel-major order); in
