@@ -928,8 +928,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // and stored once, if the block is one sub-block; a plain store first reads each line from
   // memory, to be overwritten (and the tile prefetch, kAhead, read them for that). So such layers
   // take one sub-block (the out_backprop slice then read from L2, not L1; with wide panels, staged
-  // sub-blocks since 2026-12-07, below) and store their sums
-  // with non-temporal stores, which write whole lines without reading them (g2 about 1.8 -> 2.0
+  // sub-blocks since 2026-12-07, below) and store their sums with non-temporal stores, which
+  // write whole lines without reading them (g2 about 1.8 -> 2.0
   // of oneDNN on AVX-512, a small gain on AVX2: figures in the README and bench/xeon-2026-11-29d;
   // the tile prefetch beside streaming lost there). stream_result (internal.h) says where a
   // result may be streamed; here also every full tile's rows must start on a line (a
@@ -1073,8 +1073,8 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 
   // The input packed into panels of MR channels per pixel (Plan::xpack) where the filter is at
   // least the activations and the layer is one sub-block, or staged (the layers measured here,
-  // before staging, were one sub-block): one chunk of one block (above), each
-  // input panel read by every tap and out_backprop panel of the layer. In place, a tile's input
+  // before staging, were one sub-block): one chunk of one block (above), each input panel read
+  // by every tap and out_backprop panel of the layer. In place, a tile's input
   // is a line per pixel, the channel stride apart: ResNet conv5's 2 KiB maps them to two L1 sets,
   // and each tile read its 392 lines from L2 or L3 for 6 channels of each; packed, 147
   // contiguous ones. Zen 1, paired against oneDNN (bench/zen1-2026-12-05): conv5 0.93 -> 1.25 at
