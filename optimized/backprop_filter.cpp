@@ -1094,11 +1094,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // and 1.95 -> 2.11 (10; level, 2.06 -> 2.05, in 12): so every vector ISA packs by the
   // rule (the gather's rule below then applies to AVX-512 too). The portable kernels are
   // unmeasured and read in place. The pass is a copy: the sums do not change.
-  const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows) || P.stage;
+  const bool one_sub_block = P.sub_rows >= std::min(P.block_rows, chunk_rows);
   const bool pack_input = taps > 1 && g.G == 1 && g.C > 0 && !packed && !mirrored &&
                           (g_input_packing == InputPacking::wherever_possible ||
                            (g_input_packing == InputPacking::by_rule && kt.isa != Isa::generic &&
-                            filter_dominated && one_sub_block));
+                            filter_dominated && (one_sub_block || P.stage)));
   const int64_t input_pixels = g.N * g.H * g.W;
 
   // The input gathered per tap (Plan::gather_pre, gathered_runs), and out_backprop's slice with
@@ -1245,9 +1245,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   const int64_t pieces_per_item = runs_per_item * cuts;
   std::unique_ptr<StealingRanges> units;
   // Each thread's stage (Plan::stage; used where a block has several sub-blocks).
+  const int64_t stage_slice = P.run_tiles * P.MR * P.NR;
   T* const stage =
-      P.stage ? scratch_array<T>(ScratchSlot::staged_sums, threads * P.run_tiles * P.MR * P.NR)
-              : nullptr;
+      P.stage ? scratch_array<T>(ScratchSlot::staged_sums, threads * stage_slice) : nullptr;
 
 #pragma omp parallel num_threads(threads) if (threads > 1 && items * tiles > 1)
   {
@@ -1278,7 +1278,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
 #pragma omp single
     units = std::make_unique<StealingRanges>(items * pieces_per_item, nt, cuts, true);
     Packs<T> pk;
-    if (stage) pk.stage = stage + tid * P.run_tiles * P.MR * P.NR;
+    if (stage) pk.stage = stage + tid * stage_slice;
     if (P.pack) {
       pk.b.resize(static_cast<std::size_t>(P.sub_rows * g.OW * P.NR));
       pk.seg.resize(static_cast<std::size_t>(taps * P.sub_rows));
