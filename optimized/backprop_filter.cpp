@@ -804,12 +804,11 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   //
   // Packed blocks hold kc pixels: 128 (at most a chunk's), fewer where out_backprop's panel (kc x
   // NR), which every tile of a block re-reads, would outgrow L1. The input panels go in ranges of
-  // q blocks taking a sixteenth of L2 (all of them for ResNet's 64 -> 256 on AVX2 with a 2 MiB
-  // L2; two ranges on the Zen 3's 512 KiB, not measured there). A C tile is loaded and stored
-  // once per block: at 128 pixels, 1-2 % of the call's loads. Measured (paired medians against
-  // oneDNN, 10 rounds, bench/xeon-2026-12-02/kc-512-2t.txt): on AVX-512, 96, 128 and 160 pixels
-  // read 1.10 / 1.07 / 1.11 on ResNet's 256 -> 512 stride 2, 0.71 / 0.75 / 0.73 on 256 -> 1024
-  // and 0.89 / 0.96 / 0.96 on 512 -> 2048: 128 within the rounds' spread of the best on each,
+  // q blocks taking half of L2 at most (below, where q_panels is set). A C tile is loaded and
+  // stored once per block: at 128 pixels, 1-2 % of the call's loads. Measured (paired medians
+  // against oneDNN, 10 rounds, bench/xeon-2026-12-02/kc-512-2t.txt): on AVX-512, 96, 128 and 160
+  // pixels read 1.10 / 1.07 / 1.11 on ResNet's 256 -> 512 stride 2, 0.71 / 0.75 / 0.73 on 256 ->
+  // 1024 and 0.89 / 0.96 / 0.96 on 512 -> 2048: 128 within the rounds' spread of the best on each,
   // with a 32 KiB panel of a 48 KiB L1; the rule before (all input panels in a sixteenth of L2:
   // 127, 127 and 63 pixels there, 496 for 64 channels) read 1.10, 0.75, 0.85 (8 rounds,
   // rule2-512-2t.txt). Capped to AVX2 (8 rounds): 128 pixels 0.96, 0.94, 0.79 on 64 -> 256,
@@ -1003,12 +1002,24 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   if (packed) {
     // (no more than a chunk's pixels: the buffers below are per thread and per call)
     P.kc = std::min(packed_kc, chunk_rows * g.OW);
-    // Ranges take a sixteenth of L2 at most: q_panels, the input buffer's capacity, is that
-    // budget evened over all the q blocks (the ranges of all of them near-equal: a short last
-    // range would pass the block for a few panels); a unit of fewer q blocks (split_q) evens its
-    // own ranges within it (packed_runs, EvenSplit).
+    // Ranges take half of L2 at most: q_panels, the input buffer's capacity, is that budget
+    // evened over all the q blocks (the ranges of all of them near-equal: a short last range
+    // would pass the block for a few panels); a unit of fewer q blocks (split_q) evens its own
+    // ranges within it (packed_runs, EvenSplit). Several ranges keep every out_backprop panel of
+    // the block packed, a slot each (the block's out_backprop once more: 128 KB for ResNet's 64
+    // -> 256 under AVX2, a quarter of a 512 KiB L2, beside the block in place and the next one
+    // prefetched), and pass every panel once per range; one range packs each panel into one slot
+    // that stays in L1. Until 2026-12-07 ranges took a sixteenth of L2: on the Zen 3 guest
+    // (AVX2, 512 KiB L2, in-process pairs of calls, each set's median time ratio of 202 pairs,
+    // bench/zen3-2026-12-07/pairs/) half of L2 against a sixteenth read ResNet's 64 -> 256 (two
+    // ranges -> one) 0.98-1.01 over nine sets at 2 threads (geomean 0.99) and 0.98-0.99 over six
+    // at 1; 128 -> 512 at 28x28 (three -> one, as L2 / 4 there) 0.96-0.98 at both; 256 -> 1024 at
+    // 14x14 (five -> one) 0.978-0.994; 1024 -> 256 at 14x14 (split_q) 0.988-0.995; 512 -> 2048 at
+    // 7x7 (nine ranges -> two, or one as L2 / 1) level. Unmeasured on the Xeon and Zen 4 guests,
+    // whose larger L2s took one range for fewer channels already (under AVX2: 64 -> 256 on both,
+    // 128 -> 512 on the Xeon).
     const int64_t budget_panels =
-        std::clamp<int64_t>(cache.l2 / 16 / (P.kc * P.MR * elem), 1, P.qblocks);
+        std::clamp<int64_t>(cache.l2 / 2 / (P.kc * P.MR * elem), 1, P.qblocks);
     P.q_panels = ceil_div(P.qblocks, ceil_div(P.qblocks, budget_panels));
     P.split_q = split_q;
     // (An input slot's whole-vector stores may pass its end by a vector less one element:
