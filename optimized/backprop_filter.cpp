@@ -974,7 +974,10 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
   // faster staged, by the geomean of 11 sets of in-process pairs (each set's median of 202 pairs'
   // time ratios 0.94-1.00; at 1 thread 5.4 % over six sets; bench/xeon-2026-12-07b/README.md);
   // DCGAN g2, one sub-block, level.
-  // Line panels (AVX2) keep one sub-block (staging them is not measured).
+  // Line panels (AVX2) keep one sub-block: staged with their own rule's sub-blocks (1.5 L1), on
+  // the Zen 3 guest (32 KiB L1: ResNet conv5 in two sub-blocks of 28 rows) conv5 read 6.5-7 %
+  // slower at 1 and 2 threads in four sets of paired calls, DCGAN g2 level
+  // (bench/zen3-2026-12-07/pairs/stage-line.txt).
   P.stage = P.stream && !line_panel;
   P.sub_rows =
       P.stream && !P.stage
