@@ -813,15 +813,22 @@ int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
   constexpr int64_t W = S::W;
   int64_t ch = 0, blocked = 0;
   if (p.three_tap_rows) {
-    // A cache line of channels per pass, as many entries as the registers hold: AVX-512 (32
-    // registers, a vector a line) 3 entries' 9 accumulators, with the window (the driver's
-    // three_tap_window) 6 more and 2; AVX2 (16 registers, two vectors a line) 2 entries' 12
-    // accumulators and 3 more, no window (one entry with its window, 14 registers, took as long
-    // or longer: its 6 accumulators leave the FMA latency exposed, and a group's out_backprop
-    // row is loaded once per entry; bench/zen4-2026-12-03b/avx2-*.txt).
+    // Channels per pass and entries as the registers hold: AVX-512 (32 registers, a vector a
+    // line) a line of channels, 3 entries' 9 accumulators, with the window (the driver's
+    // three_tap_window) 6 more and 2. AVX2 (16 registers, two vectors a line): two lines per
+    // pass, one entry's 12 accumulators, no window. Until 2026-12-07 a line per pass with 2
+    // entries' 12 accumulators: on the Zen 3 guest (in-process pairs of calls, each set's median
+    // time ratio of 202 pairs, bench/zen3-2026-12-07/pairs/dw-shapes.txt) two lines and one entry
+    // read MobileNet dw1 0.94-0.95 at 2 threads and 0.93 at 1, dw3 0.95-0.96 and 0.945, dw4s2
+    // 0.86 and 0.945 (a pass now reads two adjacent lines of each pixel, where a line per
+    // pass read every other line of a row and the next pass the rest, though out_backprop's
+    // lines are now loaded once per entry, not once per two); a vector per pass with 3 entries
+    // read 1.12-1.37. On a Zen 4 (bench/zen4-2026-12-03b/avx2-*.txt) one entry with its window, 14
+    // registers, had taken as long as two entries a line or longer (its 6 accumulators leave the
+    // FMA latency exposed).
     constexpr int kNB = S::W * static_cast<int64_t>(sizeof(typename S::T)) >= kLine ? 1 : 2;
     if constexpr (S::kRegs < 32) {
-      depthwise_filter_rows3<S, kNB, 2, false>(p);
+      depthwise_filter_rows3<S, 2 * kNB, 1, false>(p);
     } else if (p.three_tap_window) {
       depthwise_filter_rows3<S, kNB, 3, true>(p);
     } else {

@@ -1124,19 +1124,20 @@ BOOST_AUTO_TEST_CASE(depthwise_filter_column_blocks_are_bitwise_whole_rows, *blo
 }
 
 // Under the vector kernels depthwise backprop filter walks 3-tap rows whole with a row group's taps
-// in registers, a cache line of channels at a time (kernels_impl.h, depthwise_filter_rows3; under
-// AVX-512 a window of three input columns at stride 1 without column dilation, each tap's loads
-// elsewhere; under AVX2 two vectors and entries in pairs; edge columns tap by tap). Every element
-// sums the same terms in the same order as the column-blocked walk, so the bytes equal those with
-// the path turned off, at 1 and 2 threads, and pass the oracle. The hooks count the chunks that
-// took the walk (some under AVX2 and AVX-512, none under the generic kernels) and those that slid
-// the window (AVX-512, the cases marked so). Cases: 32 channels; partial last lines: 20 (AVX2's
-// second vector empty), 28 (AVX2's second vector part full), 72 (4.5 AVX-512 vectors), f64 with 46
+// in registers, a cache line of channels at a time under AVX-512, two under AVX2 (kernels_impl.h,
+// depthwise_filter_rows3; under AVX-512 a window of three input columns at stride 1 without column
+// dilation, each tap's loads elsewhere; under AVX2 four vectors and one entry at a time; edge
+// columns tap by tap). Every element sums the same terms in the same order as the column-blocked
+// walk, so the bytes equal those with the path turned off, at 1 and 2 threads, and pass the oracle.
+// The hooks count the chunks that took the walk (some under AVX2 and AVX-512, none under the
+// generic kernels) and those that slid the window (AVX-512, the cases marked so). Cases: 32
+// channels; partial last lines: 20 (AVX2's third vector part full, its fourth empty), 28 (AVX2's
+// fourth part full), 16 (AVX2's last two vectors empty), 72 (4.5 AVX-512 vectors), f64 with 46
 // (both ISAs' last vector part full); stride 2 and column dilation (no window), row dilation alone
 // (window); 5x3 taps (groups of 3 and 2 entries); 1x3 taps (groups of one); asymmetric explicit
 // padding (the left edge two columns wide); rows too narrow for an interior (2 columns, SAME) and
-// one output column (VALID, all interior; a stride wider than the row); a 200-column row; f16;
-// the prefetch on (under a 32 KiB L2 and 8 KiB L1; its chunks counted) with each chunk's lookahead.
+// one output column (VALID, all interior; a stride wider than the row); a 200-column row; f16; the
+// prefetch on (under a 32 KiB L2 and 8 KiB L1; its chunks counted) with each chunk's lookahead.
 BOOST_AUTO_TEST_CASE(depthwise_three_tap_rows_are_bitwise_column_blocks, *blocking) {
   struct Case {
     const char* text;
