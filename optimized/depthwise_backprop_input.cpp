@@ -13,10 +13,26 @@ namespace convcheck::opt {
 
 namespace {
 std::atomic<int64_t> g_prefetching_rows{0};  // prefetching_depthwise_rows_for_tests
+std::atomic<int64_t> g_window_rows{0};       // window_depthwise_rows_for_tests
+std::atomic<int> g_window_override{-1};      // override_depthwise_row_window
 }  // namespace
 
 int64_t prefetching_depthwise_rows_for_tests() {
   return g_prefetching_rows.exchange(0, std::memory_order_relaxed);
+}
+
+int64_t window_depthwise_rows_for_tests() {
+  return g_window_rows.exchange(0, std::memory_order_relaxed);
+}
+
+bool depthwise_row_window(bool kernels_have_it, int64_t pixel_bytes) {
+  const int forced = g_window_override.load(std::memory_order_relaxed);
+  if (!kernels_have_it || forced == 0) return false;
+  return forced == 1 || 3 * (kDepthwiseWindowColumns + 2) * pixel_bytes <= cache_sizes().l1d;
+}
+
+void override_depthwise_row_window(int window) {
+  g_window_override.store(window < 0 ? -1 : window != 0, std::memory_order_relaxed);
 }
 
 // Index law, written once:
@@ -66,9 +82,10 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
                                            dy_row * int64_t{sizeof(T)}, threads);
   const bool to_l1 =
       depthwise_input_rows_to_l1() && dy_row * int64_t{sizeof(T)} <= cache_sizes().l1d;
+  const bool window = depthwise_row_window(kt.depthwise_row_window, g.C * int64_t{sizeof(T)});
   auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt, next;  // row taps of this row and of the next
-    int64_t prefetching = 0;
+    int64_t prefetching = 0, windows = 0;
     for (int64_t row = r0; row < r1; ++row) {
       row_taps(row, &rt);
       const int64_t nrt = static_cast<int64_t>(rt.size() / 2);
@@ -77,7 +94,8 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         // Tile-major (kernels_impl.h, depthwise_run): one pass over the row, which the hardware
         // prefetcher follows, and where out_backprop comes from L3 or memory, the next input
         // row's highest out_backprop row prefetched into L2 by software (prefetch_next_rows;
-        // into L1 where depthwise_input_rows_to_l1).
+        // into L1 where depthwise_input_rows_to_l1); runs whose taps suit it through the window
+        // where it fits (depthwise_row_window).
         DepthwiseRow<T> dr;
         dr.src = dy;
         dr.src_w = g.OW;
@@ -93,6 +111,13 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         dr.src_step = 1;
         dr.out = out;
         dr.stream = stream;
+        dr.window = window;
+        for (int64_t r = 0; window && r < dr.nruns; ++r) {
+          if (depthwise_window_taps(dr, runs[r])) {
+            ++windows;  // (rows with a run that slides it)
+            break;
+          }
+        }
         // The next input row's highest out_backprop row, where new (row_taps lists it first).
         if (prefetch && nrt > 0 && (row + 1) % g.H != 0) {
           row_taps(row + 1, &next);
@@ -125,6 +150,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
       }
     }
     if (prefetching > 0) g_prefetching_rows.fetch_add(prefetching, std::memory_order_relaxed);
+    if (windows > 0) g_window_rows.fetch_add(windows, std::memory_order_relaxed);
   };
   depthwise_row_pieces(threads, rows, stream, run_rows);
 }

@@ -295,7 +295,25 @@ struct DepthwiseRow {
   const T* next_src = nullptr;
   int64_t next_src_elements = 0;
   bool next_to_l1 = false;  // into L1 (depthwise_input_rows_to_l1, internal.h; RowLines::step)
+  // Runs whose taps suit it (depthwise_window_taps) slide their source through registers in
+  // tiles of kDepthwiseWindowColumns (kernels_impl.h, depthwise_window_tile); only where
+  // KernelTable::depthwise_row_window: the driver's choice (depthwise_row_window, internal.h).
+  // The same bits either way.
+  bool window = false;
 };
+inline constexpr int kDepthwiseWindowColumns = 4;  // result columns a window tile
+
+// Whether a run's taps suit the window: three, on consecutive source columns descending (tap k
+// + 1 a column left of tap k: backprop input at stride 1 without column dilation), src_step 1,
+// and one group.
+template <class T>
+inline bool depthwise_window_taps(const DepthwiseRow<T>& p, const ColumnRun& run) {
+  if (p.src_step != 1 || run.tap_end - run.tap_begin != 3 || p.nrow_taps < 1 ||
+      p.nrow_taps * 3 > kDepthwiseGroupTaps)
+    return false;
+  const int64_t* col0 = p.col_taps + 2 * run.tap_begin + 1;  // col0 of tap k at col0[2k]
+  return col0[2] == col0[0] - 1 && col0[4] == col0[2] - 1;
+}
 
 /// Depthwise backprop filter over some output rows (multiplier 1):
 ///   acc[(a*KW + b)*C + ch] += sum_{rows (dy_row, a, x_row)} sum_{j in [j_lo[b], j_hi[b])}
@@ -373,7 +391,8 @@ struct KernelTable {
   void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
   // (returns the channel blocks it walked in more than one column block: a test hook's count)
   int64_t (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
-  bool depthwise_window = false;  // registers for DepthwiseFilterRows::three_tap_window
+  bool depthwise_window = false;      // registers for DepthwiseFilterRows::three_tap_window
+  bool depthwise_row_window = false;  // kernels for DepthwiseRow::window
 
   /// The variant for n result columns: the narrowest that covers n, else the widest.
   int variant_for(int64_t n) const {

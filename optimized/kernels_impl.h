@@ -356,13 +356,12 @@ inline void depthwise_tile_channels(const DepthwiseRow<typename S::T>& p, const 
   if (ch < p.C) depthwise_run_tile<S, TB, 1, false>(p, run, taps, first, t, ch, p.C - ch);
 }
 
-template <class S, int NB>
-inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
-                            const RunTaps<typename S::T>& taps, bool first, RowLines* next,
-                            int64_t next_lines) {
-  constexpr int TB = kDepthwiseTB<S, NB>;
+// A run's columns in tiles of TB (`tile(t)`), then one at a time (`column(t)`), with the next
+// row's lines (DepthwiseRow::next_src) spread over the tiles, the rest after them.
+template <int TB, class T, class Tile, class Column>
+inline void depthwise_tile_loop(const DepthwiseRow<T>& p, const ColumnRun& run, RowLines* next,
+                                int64_t next_lines, Tile tile, Column column) {
   static_assert(TB >= 1, "a tile has at least one column");
-  // The next row's lines (DepthwiseRow::next_src), spread over the tiles, the rest after them.
   const int64_t tiles = run.count / TB;
   const int64_t per_tile = next != nullptr && tiles > 0 ? (next_lines + tiles - 1) / tiles : 0;
   int64_t t = 0;
@@ -376,10 +375,132 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
   };
   for (; t + TB <= run.count; t += TB) {
     issue(per_tile);
-    depthwise_tile_channels<S, TB, NB>(p, run, taps, first, t);
+    tile(t);
   }
   issue(next_lines);
-  for (; t < run.count; ++t) depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
+  for (; t < run.count; ++t) column(t);
+}
+
+template <class S, int NB>
+inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                            const RunTaps<typename S::T>& taps, bool first, RowLines* next,
+                            int64_t next_lines) {
+  depthwise_tile_loop<kDepthwiseTB<S, NB>>(
+      p, run, next, next_lines,
+      [&](int64_t t) __attribute__((always_inline)) {
+        depthwise_tile_channels<S, kDepthwiseTB<S, NB>, NB>(p, run, taps, first, t);
+      },
+      [&](int64_t t) __attribute__((always_inline)) {
+        depthwise_tile_channels<S, 1, NB>(p, run, taps, first, t);
+      });
+}
+
+// Runs of three column taps on consecutive, descending source columns (depthwise_window_taps;
+// backprop input at stride 1 without column dilation), the source slid through registers: each
+// source vector is loaded once and serves up to three result columns, where depthwise_run_tile
+// loads it once per tap (a row tap: TB + 2 source loads and 3 NB filter loads for 3 TB NB
+// multiply-adds, against 3 TB NB and 3 NB). Column c of the tile adds column tap j from source
+// column c - j (relative to tap 0's of column 0); the source columns are visited descending, so
+// that every c takes its taps j ascending: each element sums its taps in the same (row tap,
+// column tap) order as depthwise_run_tile, the same bits. One group of taps (the sums are final);
+// `taps` lists a row tap's three column taps together (src[3r + j], w[3r + j]).
+template <class S, int TB, int NB, bool FULL>
+inline void depthwise_window_tile(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                                  const RunTaps<typename S::T>& taps, int64_t t0, int64_t ch0,
+                                  int64_t nch) {
+  using T = typename S::T;
+  using V = typename S::V;
+  constexpr int W = S::W;
+  const int64_t C = p.C;
+  T* const out0 = p.out + (run.v0 + t0 * p.v_step) * C + ch0;
+  const int64_t out_step = p.v_step * C;
+  V acc[TB][NB];
+#pragma GCC unroll 16
+  for (int c = 0; c < TB; ++c) {
+#pragma GCC unroll 16
+    for (int u = 0; u < NB; ++u) acc[c][u] = S::zero();
+  }
+  for (int r = 0; r < taps.n; r += 3) {
+    V wv[3][NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < 3; ++j) {
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u) {
+        const T* w = taps.w[r + j] + ch0 + u * W;
+        wv[j][u] = FULL ? S::load(w) : S::load_n(w, nch - u * W);
+      }
+    }
+    const T* s = taps.src[r] + (t0 + TB - 1) * C + ch0;  // source column TB - 1, stepped down
+#pragma GCC unroll 16
+    for (int q = TB - 1; q >= -2; --q) {
+      const T* sq = s;
+      __asm__("" : "+r"(sq));  // one pointer stepped, not TB + 2 index registers (as above)
+#pragma GCC unroll 16
+      for (int u = 0; u < NB; ++u) {
+        const V v = FULL ? S::load(sq + u * W) : S::load_n(sq + u * W, nch - u * W);
+#pragma GCC unroll 4
+        for (int j = 0; j < 3; ++j) {
+          const int c = q + j;
+          if (c >= 0 && c < TB) acc[c][u] = S::fma(v, wv[j][u], acc[c][u]);
+        }
+      }
+      s -= C;
+    }
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < TB; ++c) {
+#pragma GCC unroll 16
+    for (int u = 0; u < NB; ++u) {
+      T* out = out0 + c * out_step + u * W;
+      if (FULL && p.stream) {
+        S::stream(out, acc[c][u]);
+      } else if (FULL) {
+        S::store(out, acc[c][u]);
+      } else {
+        S::store_n(out, acc[c][u], nch - u * W);
+      }
+    }
+  }
+}
+
+// Every channel of TB window columns from t: blocks of NB vectors, then one vector, then the tail.
+template <class S, int TB, int NB>
+inline void depthwise_window_channels(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                                      const RunTaps<typename S::T>& taps, int64_t t) {
+  constexpr int64_t W = S::W;
+  int64_t ch = 0;
+  for (; ch + NB * W <= p.C; ch += NB * W)
+    depthwise_window_tile<S, TB, NB, true>(p, run, taps, t, ch, NB * W);
+  if constexpr (NB > 1) {
+    for (; ch + W <= p.C; ch += W) depthwise_window_tile<S, TB, 1, true>(p, run, taps, t, ch, W);
+  }
+  if (ch < p.C) depthwise_window_tile<S, TB, 1, false>(p, run, taps, t, ch, p.C - ch);
+}
+
+// A window run (depthwise_window_tile) in tiles of 4 columns of 2 vectors (a line of f32 or f64
+// channels under AVX2): 8 accumulators beside 6 filter vectors and a source vector, 15 of 16
+// registers. On a Zen 3 (AVX2, 32 KiB L1; in-process pairs against the tap runs, 202 pairs a set,
+// bench/zen3-2026-12-07b), depthwise backprop input: MobileNet dw1 (112x112x32) 0.88-0.93 of the
+// time at 1 and 2 threads, dw3 (56x56x128) 0.85-0.88 at 2 and 0.95-0.98 at 1, 28x28x256
+// 0.82-0.85, 56x56x64 0.90-0.96; 14x14x512, whose tile's source (36 KiB) outgrows L1, 1.10-1.23
+// (depthwise_row_window, internal.h, keeps it off there). The forward op, its taps ascending,
+// with the window mirrored: dw1 0.81-0.97 but dw3 1.20-1.41 at 1 thread and 1.02-1.27 at 2,
+// 14x14x512 1.00-1.12; it keeps the tap runs (the window takes descending taps only; why the
+// forward op lost is not known: it prefetches no rows by software). Tiles of one vector stream
+// half lines whose other halves come a pass later: 6 x 1 read level to 4 % faster than 4 x 2 but
+// once 1.43x slower (dw1, 2 threads, a whole set), 8 x 1 and 12 x 1 1.3-1.95x slower (8 or 12
+// half lines pending in the write-combining buffers).
+template <class S>
+inline void depthwise_window_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
+                                 const RunTaps<typename S::T>& taps, RowLines* next,
+                                 int64_t next_lines) {
+  constexpr int NB = 2, TB = kDepthwiseWindowColumns;
+  depthwise_tile_loop<TB>(
+      p, run, next, next_lines,
+      [&](int64_t t)
+          __attribute__((always_inline)) { depthwise_window_channels<S, TB, NB>(p, run, taps, t); },
+      [&](int64_t t)
+          __attribute__((always_inline)) { depthwise_window_channels<S, 1, NB>(p, run, taps, t); });
 }
 
 // A run in tiles of columns, each tile through all its channels before the next (tile-major):
@@ -474,8 +595,11 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
         ++taps.n;
       }
     }
-    if (first || taps.n > 0)
+    if (p.window && depthwise_window_taps(p, run)) {
+      if constexpr (S::kRegs < 32) depthwise_window_run<S>(p, run, taps, nx, next_lines);
+    } else if (first || taps.n > 0) {
       depthwise_run<S>(p, run, taps, first, first ? nx : nullptr, next_lines);
+    }
   }
 }
 
@@ -1010,6 +1134,9 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
   t->depthwise_window = S::kRegs >= 32;
+  // The row window where there are 16 registers (AVX2; generic); AVX-512 keeps the tap runs (a
+  // window of its own, 4 columns of 4 vectors, unwritten and unmeasured).
+  t->depthwise_row_window = S::kRegs < 32;
   if constexpr (std::is_same_v<typename S::T, float>) {
     t->widen_f16 = &widen_f16;
     t->widen_bf16 = &widen_bf16;

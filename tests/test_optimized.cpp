@@ -63,6 +63,7 @@ struct Restored {
   ~Restored() {
     opt::clear_cache_override();
     opt::override_split_fma512(-1);
+    opt::override_depthwise_row_window(-1);
     omp_set_num_threads(threads);
   }
 };
@@ -1071,6 +1072,79 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits, *blocking) {
       BOOST_TEST((fetched == plain), into << ": results with and without the prefetch differ");
     }
     opt::override_depthwise_input_rows_to_l1(-1);
+    opt::clear_cache_override();
+  });
+}
+
+// Depthwise backprop input slides the source of runs of three column taps on consecutive columns
+// through registers (kernels_impl.h, depthwise_window_tile) where a tile's source fits L1
+// (depthwise_row_window: here an 8 KiB L1, so f32 rows of up to 113 channels, f64 of 56). Each
+// element sums its taps in the same order as the tap runs, so the bytes equal those with the
+// window off, at 1 and 2 threads, and the result passes the oracle; the test hook counts the rows
+// with a run that slid it. Cases: full vectors and both ISAs' tails (C = 32, 20, 12; f64 10; f16
+// 64), tiles of 4 with columns left over (17, 19, 21, 196 interior columns), VALID, asymmetric
+// padding, 5x3 and 1x3 filters, row dilation, 3x5 taps (the edge columns' runs of three: tiles
+// of one column); none with stride 2 (runs of 2 or 1), column dilation, a multiplier (the scalar
+// loops), rows without an interior (2 and 3 columns), nor by the rule with 128 channels (forced on:
+// the same bytes). AVX-512 has no window.
+BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) {
+  struct Case {
+    const char* text;
+    bool window;  // slides it under the rule (where the ISA has it)
+  };
+  const Case cases[] = {
+      {"depthwise_conv2d_backprop_input:input=2x9x19x32,filter=3x3x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=1x7x23x20,filter=3x3x20x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=1x7x17x12,filter=3x3x12x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=1x9x21x10,filter=3x3x10x1,padding=SAME,dtype=f64",
+       true},
+      {"depthwise_conv2d_backprop_input:input=1x9x25x64,filter=3x3x64x1,padding=SAME,dtype=f16",
+       true},
+      {"depthwise_conv2d_backprop_input:input=1x8x21x32,filter=3x3x32x1,padding=VALID", true},
+      {"depthwise_conv2d_backprop_input:input=1x9x17x32,filter=3x3x32x1,padding=1:2:2:0", true},
+      {"depthwise_conv2d_backprop_input:input=1x11x13x16,filter=5x3x16x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=2x6x21x32,filter=1x3x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=1x12x33x16,filter=3x3x16x1,dilation=2x1,"
+       "padding=SAME",
+       true},
+      {"depthwise_conv2d_backprop_input:input=1x3x200x32,filter=3x3x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=1x12x25x32,filter=3x5x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=2x15x31x32,filter=3x3x32x1,stride=2x2,padding=SAME",
+       false},
+      {"depthwise_conv2d_backprop_input:input=1x12x33x16,filter=3x3x16x1,dilation=1x2,"
+       "padding=SAME",
+       false},
+      {"depthwise_conv2d_backprop_input:input=1x7x13x8,filter=3x3x8x2,padding=SAME", false},
+      {"depthwise_conv2d_backprop_input:input=2x5x2x16,filter=3x3x16x1,padding=SAME", false},
+      {"depthwise_conv2d_backprop_input:input=2x5x3x16,filter=3x3x16x1,padding=VALID", false},
+      {"depthwise_conv2d_backprop_input:input=1x6x14x128,filter=3x3x128x1,padding=SAME", false},
+  };
+  const Restored restored;
+  for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
+    const Problem p = parse_problem(c.text);
+    const bool has_window = isa != opt::Isa::avx512;
+    opt::override_cache_sizes(8 * 1024, 1024 * 1024);
+    for (int threads : {1, 2}) {
+      omp_set_num_threads(threads);
+      const std::string at = what + " at " + std::to_string(threads) + " threads";
+      opt::window_depthwise_rows_for_tests();
+      const std::vector<unsigned char> rule = result_bytes(p);
+      BOOST_TEST((opt::window_depthwise_rows_for_tests() > 0) == (c.window && has_window),
+                 at << ": rows sliding the window");
+      if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), c.text, {}, at);
+      opt::window_depthwise_rows_for_tests();  // (the oracle's own runs)
+      opt::override_depthwise_row_window(0);
+      const std::vector<unsigned char> taps = result_bytes(p);
+      BOOST_TEST(opt::window_depthwise_rows_for_tests() == 0, at << ": window forced off");
+      opt::override_depthwise_row_window(1);
+      const std::vector<unsigned char> forced = result_bytes(p);
+      const bool forced_slides = opt::window_depthwise_rows_for_tests() > 0;
+      opt::override_depthwise_row_window(-1);
+      BOOST_TEST((rule == taps), at << ": the window's bytes differ from the tap runs'");
+      BOOST_TEST((forced == taps), at << ": the forced window's bytes differ from the tap runs'");
+      if (std::string(c.text).find("x128,") != std::string::npos)
+        BOOST_TEST(forced_slides == has_window, at << ": forced on, rows sliding the window");
+    }
     opt::clear_cache_override();
   });
 }
