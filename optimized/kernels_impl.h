@@ -430,9 +430,11 @@ inline void depthwise_window_tile(const DepthwiseRow<typename S::T>& p, const Co
         wv[j][u] = FULL ? S::load(w) : S::load_n(w, nch - u * W);
       }
     }
-    const T* s = taps.src[r] + (t0 + TB - 1) * C + ch0;  // source column TB - 1, stepped down
+    // Source column TB - 1, stepped down to -2 (not past it: no pointer leaves the array).
+    const T* s = taps.src[r] + (t0 + TB - 1) * C + ch0;
 #pragma GCC unroll 16
     for (int q = TB - 1; q >= -2; --q) {
+      if (q < TB - 1) s -= C;
       const T* sq = s;
       __asm__("" : "+r"(sq));  // one pointer stepped, not TB + 2 index registers (as above)
 #pragma GCC unroll 16
@@ -444,7 +446,6 @@ inline void depthwise_window_tile(const DepthwiseRow<typename S::T>& p, const Co
           if (c >= 0 && c < TB) acc[c][u] = S::fma(v, wv[j][u], acc[c][u]);
         }
       }
-      s -= C;
     }
   }
 #pragma GCC unroll 16
