@@ -13,7 +13,7 @@ namespace convcheck::opt {
 
 namespace {
 std::atomic<int64_t> g_prefetching_rows{0};  // prefetching_depthwise_rows_for_tests
-std::atomic<int64_t> g_window_rows{0};       // window_depthwise_rows_for_tests
+std::atomic<int64_t> g_window_runs{0};       // window_depthwise_runs_for_tests
 std::atomic<int> g_window_override{-1};      // override_depthwise_row_window
 }  // namespace
 
@@ -21,8 +21,8 @@ int64_t prefetching_depthwise_rows_for_tests() {
   return g_prefetching_rows.exchange(0, std::memory_order_relaxed);
 }
 
-int64_t window_depthwise_rows_for_tests() {
-  return g_window_rows.exchange(0, std::memory_order_relaxed);
+int64_t window_depthwise_runs_for_tests() {
+  return g_window_runs.exchange(0, std::memory_order_relaxed);
 }
 
 bool depthwise_row_window(bool kernels_have_it, int64_t pixel_bytes) {
@@ -112,12 +112,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
         dr.out = out;
         dr.stream = stream;
         dr.window = window;
-        for (int64_t r = 0; window && r < dr.nruns; ++r) {
-          if (depthwise_window_taps(dr, runs[r])) {
-            ++windows;  // (rows with a run that slides it)
-            break;
-          }
-        }
+        dr.slid = &windows;
         // The next input row's highest out_backprop row, where new (row_taps lists it first).
         if (prefetch && nrt > 0 && (row + 1) % g.H != 0) {
           row_taps(row + 1, &next);
@@ -150,7 +145,7 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
       }
     }
     if (prefetching > 0) g_prefetching_rows.fetch_add(prefetching, std::memory_order_relaxed);
-    if (windows > 0) g_window_rows.fetch_add(windows, std::memory_order_relaxed);
+    if (windows > 0) g_window_runs.fetch_add(windows, std::memory_order_relaxed);
   };
   depthwise_row_pieces(threads, rows, stream, run_rows);
 }

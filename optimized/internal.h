@@ -177,13 +177,14 @@ inline bool prefetch_next_rows(int64_t source_bytes, int64_t row_bytes, int thre
 /// Whether depthwise backprop input slides its rows' three column taps through registers
 /// (DepthwiseRow::window; the measurements: kernels_impl.h, depthwise_window_run): where the
 /// kernels have the window and a tile's source, three rows of kDepthwiseWindowColumns + 2 pixels
-/// of `pixel_bytes`, fits in L1 (on a Zen 3, 32 KiB L1: MobileNet's 28x28x256, 18 KiB, 15-18 %
-/// faster with it; 14x14x512, 36 KiB, 10-23 % slower). override_depthwise_row_window(0 or 1)
-/// forces it (1: where the kernels have it) for tests, -1 restores the rule; not while an op runs.
+/// of `pixel_bytes`, fits in L1 (on a Zen 3, 32 KiB L1: 28x28x256, 18 KiB, 12-20 % faster with
+/// it; 14x14x512, 36 KiB, 1 % faster to 16 % slower). override_depthwise_row_window(0 or 1) forces
+/// it (1: where the kernels have it) for tests, -1 restores the rule; not while an op runs.
 bool depthwise_row_window(bool kernels_have_it, int64_t pixel_bytes);
 void override_depthwise_row_window(int window);
-/// Depthwise backprop input's rows that slid the window since the last call: for the same test.
-int64_t window_depthwise_rows_for_tests();
+/// Depthwise backprop input's runs that slid the window since the last call (counted by the
+/// kernels: DepthwiseRow::slid): for the same test.
+int64_t window_depthwise_runs_for_tests();
 /// Depthwise backprop input's rows that prefetched the next input row's highest out_backprop row
 /// since the last call: for the test that the path is reached. Not while an op runs.
 int64_t prefetching_depthwise_rows_for_tests();

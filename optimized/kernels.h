@@ -300,12 +300,14 @@ struct DepthwiseRow {
   // KernelTable::depthwise_row_window: the driver's choice (depthwise_row_window, internal.h).
   // The same bits either way.
   bool window = false;
+  int64_t* slid = nullptr;  // where set, counts the runs that slid the window (a test hook)
 };
 inline constexpr int kDepthwiseWindowColumns = 4;  // result columns a window tile
 
 // Whether a run's taps suit the window: three, on consecutive source columns descending (tap k
-// + 1 a column left of tap k: backprop input at stride 1 without column dilation), src_step 1,
-// and one group.
+// + 1 a column left of tap k: backprop input's 3 wide taps at stride 1 without column dilation;
+// also a stride phase's three of 5 wide taps at stride 2, or of 3 wide taps at stride 2 and
+// dilation 2), src_step 1, and one group.
 template <class T>
 inline bool depthwise_window_taps(const DepthwiseRow<T>& p, const ColumnRun& run) {
   if (p.src_step != 1 || run.tap_end - run.tap_begin != 3 || p.nrow_taps < 1 ||

@@ -395,15 +395,15 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
       });
 }
 
-// Runs of three column taps on consecutive, descending source columns (depthwise_window_taps;
-// backprop input at stride 1 without column dilation), the source slid through registers: each
-// source vector is loaded once and serves up to three result columns, where depthwise_run_tile
-// loads it once per tap (a row tap: TB + 2 source loads and 3 NB filter loads for 3 TB NB
-// multiply-adds, against 3 TB NB and 3 NB). Column c of the tile adds column tap j from source
-// column c - j (relative to tap 0's of column 0); the source columns are visited descending, so
-// that every c takes its taps j ascending: each element sums its taps in the same (row tap,
-// column tap) order as depthwise_run_tile, the same bits. One group of taps (the sums are final);
-// `taps` lists a row tap's three column taps together (src[3r + j], w[3r + j]).
+// Runs of three column taps on consecutive, descending source columns (depthwise_window_taps),
+// the source slid through registers: each source vector is loaded once and serves up to three
+// result columns, where depthwise_run_tile loads it once per tap (a row tap: (TB + 2) NB source
+// loads and 3 NB filter loads for 3 TB NB multiply-adds, against 3 TB NB and 3 NB). Column c of the
+// tile adds column tap j from source column c - j (relative to tap 0's of column 0); the source
+// columns are visited descending, so that every c takes its taps j ascending: each element sums its
+// taps in the same (row tap, column tap) order as depthwise_run_tile, the same bits. One group of
+// taps (the sums are final); `taps` lists a row tap's three column taps together (src[3r + j], w[3r
+// + j]).
 template <class S, int TB, int NB, bool FULL>
 inline void depthwise_window_tile(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                                   const RunTaps<typename S::T>& taps, int64_t t0, int64_t ch0,
@@ -481,16 +481,16 @@ inline void depthwise_window_channels(const DepthwiseRow<typename S::T>& p, cons
 // A window run (depthwise_window_tile) in tiles of 4 columns of 2 vectors (a line of f32 or f64
 // channels under AVX2): 8 accumulators beside 6 filter vectors and a source vector, 15 of 16
 // registers. On a Zen 3 (AVX2, 32 KiB L1; in-process pairs against the tap runs, 202 pairs a set,
-// bench/zen3-2026-12-07b), depthwise backprop input: MobileNet dw1 (112x112x32) 0.88-0.93 of the
-// time at 1 and 2 threads, dw3 (56x56x128) 0.85-0.88 at 2 and 0.95-0.98 at 1, 28x28x256
-// 0.82-0.85, 56x56x64 0.90-0.96; 14x14x512, whose tile's source (36 KiB) outgrows L1, 1.10-1.23
-// (depthwise_row_window, internal.h, keeps it off there). The forward op, its taps ascending,
-// with the window mirrored: dw1 0.81-0.97 but dw3 1.20-1.41 at 1 thread and 1.02-1.27 at 2,
-// 14x14x512 1.00-1.12; it keeps the tap runs (the window takes descending taps only; why the
-// forward op lost is not known: it prefetches no rows by software). Tiles of one vector stream
-// half lines whose other halves come a pass later: 6 x 1 read level to 4 % faster than 4 x 2 but
-// once 1.43x slower (dw1, 2 threads, a whole set), 8 x 1 and 12 x 1 1.3-1.95x slower (8 or 12
-// half lines pending in the write-combining buffers).
+// bench/zen3-2026-12-07b/pairs), depthwise backprop input's time with it, at 1 / 2 threads:
+// MobileNet dw1 (112x112x32) 0.85-0.92 / 0.84-0.86, dw3 (56x56x128) 0.86-0.96 / 0.83-0.87,
+// 28x28x256 0.80 / 0.84-0.88, 56x56x64 0.90-1.02 / 0.89-0.92; 14x14x512, whose tile's source
+// (36 KiB) outgrows L1, 1.09-1.16 / 0.99-1.10 (depthwise_row_window, internal.h, keeps it off
+// there). The forward op, its taps ascending, with the window mirrored: dw1 0.81-0.97 but dw3
+// 1.20-1.41 at 1 thread and 1.02-1.27 at 2, 14x14x512 1.00-1.12; it keeps the tap runs (why it
+// lost is not known; it prefetches no rows by software). Tiles of one vector stream half lines
+// whose other halves come a pass later: 6 x 1 read 0.94-1.05 of 4 x 2's time but once 1.43
+// (dw1, 2 threads, a whole set), 8 x 1 1.29-1.84 and 12 x 1 1.95 of the tap runs' (8 or 12 half
+// lines pending in the write-combining buffers).
 template <class S>
 inline void depthwise_window_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                                  const RunTaps<typename S::T>& taps, RowLines* next,
@@ -596,11 +596,15 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
         ++taps.n;
       }
     }
-    if (p.window && depthwise_window_taps(p, run)) {
-      if constexpr (S::kRegs < 32) depthwise_window_run<S>(p, run, taps, nx, next_lines);
-    } else if (first || taps.n > 0) {
-      depthwise_run<S>(p, run, taps, first, first ? nx : nullptr, next_lines);
+    if constexpr (S::kRegs < 32) {
+      if (p.window && depthwise_window_taps(p, run)) {
+        depthwise_window_run<S>(p, run, taps, nx, next_lines);
+        if (p.slid != nullptr) ++*p.slid;
+        continue;
+      }
     }
+    if (first || taps.n > 0)
+      depthwise_run<S>(p, run, taps, first, first ? nx : nullptr, next_lines);
   }
 }
 

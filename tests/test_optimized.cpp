@@ -1078,13 +1078,15 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits, *blocking) {
 
 // Depthwise backprop input slides the source of runs of three column taps on consecutive columns
 // through registers (kernels_impl.h, depthwise_window_tile) where a tile's source fits L1
-// (depthwise_row_window: here an 8 KiB L1, so f32 rows of up to 113 channels, f64 of 56). Each
+// (depthwise_row_window: here an 8 KiB L1, so f32 pixels of up to 113 channels, f64 of 56). Each
 // element sums its taps in the same order as the tap runs, so the bytes equal those with the
-// window off, at 1 and 2 threads, and the result passes the oracle; the test hook counts the rows
-// with a run that slid it. Cases: full vectors and both ISAs' tails (C = 32, 20, 12; f64 10; f16
-// 64), tiles of 4 with columns left over (17, 19, 21, 196 interior columns), VALID, asymmetric
-// padding, 5x3 and 1x3 filters, row dilation, 3x5 taps (the edge columns' runs of three: tiles
-// of one column); none with stride 2 (runs of 2 or 1), column dilation, a multiplier (the scalar
+// window off, at 1 and 2 threads, and the result passes the oracle; the kernels count the runs
+// that slid it (DepthwiseRow::slid). Cases: full vectors and AVX2's tails (C = 32, 20, 12; f64
+// 10; f16 64), tiles of 4 with columns left over (17, 19, 21, 198 interior columns), VALID,
+// asymmetric padding, 5x3 and 1x3 filters, row dilation, 3x5 taps (the edge columns' runs of
+// three: tiles of one column), stride 2 with 5 wide taps or with column dilation 2 (a phase's
+// three taps on consecutive columns, results every other column); none with 3 wide taps at
+// stride 2 (runs of 2 or 1), column dilation at stride 1, a multiplier (the scalar
 // loops), rows without an interior (2 and 3 columns), nor by the rule with 128 channels (forced on:
 // the same bytes). AVX-512 has no window.
 BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) {
@@ -1109,6 +1111,11 @@ BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) 
        true},
       {"depthwise_conv2d_backprop_input:input=1x3x200x32,filter=3x3x32x1,padding=SAME", true},
       {"depthwise_conv2d_backprop_input:input=1x12x25x32,filter=3x5x32x1,padding=SAME", true},
+      {"depthwise_conv2d_backprop_input:input=1x9x29x32,filter=3x5x32x1,stride=2x2,padding=SAME",
+       true},
+      {"depthwise_conv2d_backprop_input:input=1x9x29x20,filter=3x3x20x1,stride=2x2,dilation=2x2,"
+       "padding=SAME",
+       true},
       {"depthwise_conv2d_backprop_input:input=2x15x31x32,filter=3x3x32x1,stride=2x2,padding=SAME",
        false},
       {"depthwise_conv2d_backprop_input:input=1x12x33x16,filter=3x3x16x1,dilation=1x2,"
@@ -1127,23 +1134,23 @@ BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) 
     for (int threads : {1, 2}) {
       omp_set_num_threads(threads);
       const std::string at = what + " at " + std::to_string(threads) + " threads";
-      opt::window_depthwise_rows_for_tests();
+      opt::window_depthwise_runs_for_tests();
       const std::vector<unsigned char> rule = result_bytes(p);
-      BOOST_TEST((opt::window_depthwise_rows_for_tests() > 0) == (c.window && has_window),
-                 at << ": rows sliding the window");
+      BOOST_TEST((opt::window_depthwise_runs_for_tests() > 0) == (c.window && has_window),
+                 at << ": runs sliding the window");
       if (threads == 2) testbed::expect_pass_exact_and_real(optimized(), c.text, {}, at);
-      opt::window_depthwise_rows_for_tests();  // (the oracle's own runs)
+      opt::window_depthwise_runs_for_tests();  // (the oracle's own runs)
       opt::override_depthwise_row_window(0);
       const std::vector<unsigned char> taps = result_bytes(p);
-      BOOST_TEST(opt::window_depthwise_rows_for_tests() == 0, at << ": window forced off");
+      BOOST_TEST(opt::window_depthwise_runs_for_tests() == 0, at << ": window forced off");
       opt::override_depthwise_row_window(1);
       const std::vector<unsigned char> forced = result_bytes(p);
-      const bool forced_slides = opt::window_depthwise_rows_for_tests() > 0;
+      const bool forced_slides = opt::window_depthwise_runs_for_tests() > 0;
       opt::override_depthwise_row_window(-1);
       BOOST_TEST((rule == taps), at << ": the window's bytes differ from the tap runs'");
       BOOST_TEST((forced == taps), at << ": the forced window's bytes differ from the tap runs'");
       if (std::string(c.text).find("x128,") != std::string::npos)
-        BOOST_TEST(forced_slides == has_window, at << ": forced on, rows sliding the window");
+        BOOST_TEST(forced_slides == has_window, at << ": forced on, runs sliding the window");
     }
     opt::clear_cache_override();
   });
