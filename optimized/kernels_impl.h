@@ -954,7 +954,8 @@ int64_t depthwise_filter(const DepthwiseFilterRows<typename S::T>& p) {
     // lines are now loaded once per entry, not once per two); a vector per pass with 3 entries
     // read 1.12-1.37. On a Zen 4 (bench/zen4-2026-12-03b/avx2-*.txt) one entry with its window, 14
     // registers, had taken as long as two entries a line or longer (its 6 accumulators leave the
-    // FMA latency exposed).
+    // FMA latency exposed); on the Zen 3 against two lines, 1.23-1.30x the time, and a vector with
+    // two entries' windows 1.55-1.64x (bench/zen3-2026-12-07b/pairs/filter-window.txt).
     constexpr int kNB = S::W * static_cast<int64_t>(sizeof(typename S::T)) >= kLine ? 1 : 2;
     if constexpr (S::kRegs < 32) {
       depthwise_filter_rows3<S, 2 * kNB, 1, false>(p);
