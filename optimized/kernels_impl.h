@@ -398,12 +398,12 @@ inline void depthwise_tiles(const DepthwiseRow<typename S::T>& p, const ColumnRu
 // Runs of three column taps on consecutive, descending source columns (depthwise_window_taps),
 // the source slid through registers: each source vector is loaded once and serves up to three
 // result columns, where depthwise_run_tile loads it once per tap (a row tap: (TB + 2) NB source
-// loads and 3 NB filter loads for 3 TB NB multiply-adds, against 3 TB NB and 3 NB). Column c of the
-// tile adds column tap j from source column c - j (relative to tap 0's of column 0); the source
-// columns are visited descending, so that every c takes its taps j ascending: each element sums its
-// taps in the same (row tap, column tap) order as depthwise_run_tile, the same bits. One group of
-// taps (the sums are final); `taps` lists a row tap's three column taps together (src[3r + j], w[3r
-// + j]).
+// loads and 3 NB filter loads for 3 TB NB multiply-adds, against 3 TB NB and 3 NB). Column c of
+// the tile adds column tap j from source column c - j (relative to tap 0's of column 0); the
+// source columns are visited descending, so that every c takes its taps j ascending: each
+// element sums its taps in the same (row tap, column tap) order as depthwise_run_tile, the same
+// bits. One group of taps (the sums are final); `taps` lists a row tap's three column taps
+// together (src[3r + j], w[3r + j]).
 template <class S, int TB, int NB, bool FULL>
 inline void depthwise_window_tile(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                                   const RunTaps<typename S::T>& taps, int64_t t0, int64_t ch0,

@@ -1086,9 +1086,9 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits, *blocking) {
 // asymmetric padding, 5x3 and 1x3 filters, row dilation, 3x5 taps (the edge columns' runs of
 // three: tiles of one column), stride 2 with 5 wide taps or with column dilation 2 (a phase's
 // three taps on consecutive columns, results every other column); none with 3 wide taps at
-// stride 2 (runs of 2 or 1), column dilation at stride 1, a multiplier (the scalar
-// loops), rows without an interior (2 and 3 columns), nor by the rule with 128 channels (forced on:
-// the same bytes). AVX-512 has no window.
+// stride 2 (runs of 2 or 1), column dilation at stride 1, a multiplier (the scalar loops), rows
+// without an interior (2 and 3 columns), nor by the rule with 128 channels (forced on: the same
+// bytes). AVX-512 has no window.
 BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) {
   struct Case {
     const char* text;
