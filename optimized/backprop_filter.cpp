@@ -546,9 +546,14 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
 // pack_x, pack_dy), so the packing costs a store per vector (and for the input, whose elements the
 // arithmetic broadcasts, a vector load per pixel); a separate packing pass took, run alone, 4.8-5.4
 // ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The next
-// block's input and out_backprop are prefetched into L2 over the block's tile calls. Each tile
-// continues its sum from memory, pixel after pixel: the same terms in the same order as tap_runs,
-// so the bytes are the same.
+// block's input and out_backprop are prefetched into L2 over the block's tile calls, each call's
+// share a line per pixel from its first. Each tile continues its sum from memory, pixel after
+// pixel: the same terms in the same order as tap_runs, so the bytes are the same.
+// Measured and not taken (Zen 3, AVX2, ResNet's 64 -> 256, in-process pairs;
+// bench/zen3-2026-12-07c): packing the next block during each block (a copy per pixel in the
+// kernels, double buffers), 1.17-1.18x the time; the prefetch's lines spread evenly over a call's
+// pixels, 1.12-1.27x; every other line only, 1.15-1.16x. The same records bound this path's packing
+// at 9-13 % of the time and the stream's prefetch at 14-17 %.
 template <class T>
 void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
                  Packs<T>* pk) {
