@@ -336,7 +336,7 @@ void run_typed(const Problem& p, const Geometry& g, const Operands& in, TensorVi
 class OptimizedBackend : public Backend {
  public:
   std::string name() const override { return "optimized"; }
-  std::string isa() const override { return isa_name(active_isa()); }
+  std::string isa() const override { return isa_label(active_isa()); }
   Status can_implement(const CheckedProblem&) const override { return Status::Ok(); }
 
   NumericContract contract(const CheckedProblem& checked) const override {

@@ -56,7 +56,9 @@ bool machine_runs(Isa isa) {
     case Isa::avx2:
       return cpu_features().avx2_usable();
     case Isa::avx512:
-      return cpu_features().avx512_usable();
+      // (emulated: AVX2 instructions, kernels_avx512.cpp's flags)
+      return isa_emulated(Isa::avx512) ? cpu_features().avx2_usable()
+                                       : cpu_features().avx512_usable();
   }
   return false;
 }
@@ -68,7 +70,7 @@ bool supported(Isa isa) {
 std::string isa_list(bool (*keep)(Isa)) {
   std::string s;
   for (Isa isa : kAllIsas)
-    if (keep(isa)) s += (s.empty() ? "" : " ") + std::string(isa_name(isa));
+    if (keep(isa)) s += (s.empty() ? "" : " ") + isa_label(isa);
   return s;
 }
 
@@ -76,8 +78,8 @@ std::string isa_list(bool (*keep)(Isa)) {
 std::optional<Isa> env_cap() {
   const char* s = std::getenv("CONVCHECK_OPTIMIZED_ISA");
   if (s == nullptr) return std::nullopt;
-  for (Isa isa : kAllIsas)
-    if (!std::strcmp(s, isa_name(isa))) return isa;
+  for (Isa isa : kAllIsas)  // (an emulated ISA answers to its label too: avx512-emulated)
+    if (!std::strcmp(s, isa_name(isa)) || s == isa_label(isa)) return isa;
   return std::nullopt;
 }
 
@@ -137,6 +139,19 @@ const TableSet& table_set(Isa isa) {
 
 }  // namespace
 
+bool isa_emulated(Isa isa) {
+#if defined(CONVCHECK_OPT_AVX512_EMULATED)
+  return isa == Isa::avx512;
+#else
+  (void)isa;
+  return false;
+#endif
+}
+
+std::string isa_label(Isa isa) {
+  return std::string(isa_name(isa)) + (isa_emulated(isa) ? "-emulated" : "");
+}
+
 std::vector<Isa> compiled_isas() {
   std::vector<Isa> out;
   for (Isa isa : kAllIsas)
@@ -162,7 +177,9 @@ void clear_isa_limit() {
 Isa active_isa() {
   static const std::optional<Isa> env = env_cap();
   const int set = g_limit.load();
-  const Isa cap = set >= 0 ? static_cast<Isa>(set) : env.value_or(Isa::avx512);
+  // (Unasked, the widest ISA that is not emulated: an emulated one is for tests, and slow.)
+  const Isa widest = isa_emulated(Isa::avx512) ? Isa::avx2 : Isa::avx512;
+  const Isa cap = set >= 0 ? static_cast<Isa>(set) : env.value_or(widest);
   for (Isa isa : {Isa::avx512, Isa::avx2})
     if (static_cast<int>(isa) <= static_cast<int>(cap) && supported(isa)) return isa;
   return Isa::generic;
@@ -190,7 +207,7 @@ Status isa_request() {
 
 std::string isa_summary() {
   const char* env = std::getenv("CONVCHECK_OPTIMIZED_ISA");
-  return std::string(isa_name(active_isa())) + " (compiled: " + isa_list(compiled) +
+  return isa_label(active_isa()) + " (compiled: " + isa_list(compiled) +
          "; this machine runs: " + isa_list(supported) + "; CONVCHECK_OPTIMIZED_ISA" +
          (env ? std::string("=") + env : std::string(" unset")) + ")";
 }

@@ -20,8 +20,16 @@ namespace convcheck::opt {
 std::vector<Isa> compiled_isas();
 /// The compiled ISAs this CPU and OS can execute, narrowest first (always includes generic).
 std::vector<Isa> available_isas();
-/// The ISA whose kernels run now: the widest available one at or below the cap.
+/// The ISA whose kernels run now: the widest available one at or below the cap; with no cap, the
+/// widest that is not emulated.
 Isa active_isa();
+/// Whether this build runs the ISA's kernels emulated: AVX-512's through SIMDe on AVX2 in a build
+/// configured with CONVCHECK_OPTIMIZED_ISA=avx512-emulated (optimized/CMakeLists.txt), for tests
+/// on CPUs without AVX-512. Such an ISA is available wherever AVX2 is, and runs only when asked
+/// for (CONVCHECK_OPTIMIZED_ISA, limit_isa, or the tests' loops over available_isas()).
+bool isa_emulated(Isa isa);
+/// The ISA's name, "-emulated" appended for an emulated one: what records and summaries say.
+std::string isa_label(Isa isa);
 /// Whether CONVCHECK_OPTIMIZED_ISA can be honoured: ok when it is unset or names an available ISA
 /// (or one below it, which caps); otherwise why not (an unknown name, or an ISA this build or
 /// this CPU cannot run). The backend refuses to start with that reason (exit 2 at the CLI).

@@ -1,5 +1,11 @@
-// AVX-512F kernels (compiled with -mavx512f; chosen at run time on CPUs that have it).
+// AVX-512F kernels (compiled with -mavx512f; chosen at run time on CPUs that have it), or in a
+// build configured with CONVCHECK_OPTIMIZED_ISA=avx512-emulated the same kernels compiled for AVX2
+// through SIMDe (avx512_emulation.h), for tests on CPUs without AVX-512.
+#if defined(CONVCHECK_OPT_AVX512_EMULATED)
+#include "optimized/avx512_emulation.h"
+#else
 #include <immintrin.h>
+#endif
 
 #include <cstdint>
 #include <cstring>

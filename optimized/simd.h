@@ -8,7 +8,8 @@
 // of a buffer.
 //
 // Which traits exist depends on the flags the including file is compiled with: Scalar always;
-// the AVX2 ones under __AVX2__ and __FMA__; the AVX-512 ones under __AVX512F__. Only the
+// the AVX2 ones under __AVX2__ and __FMA__; the AVX-512 ones under __AVX512F__ (or, emulated
+// through SIMDe on AVX2, CONVCHECK_OPT_AVX512_EMULATED: avx512_emulation.h). Only the
 // kernels_<isa>.cpp files include this header, each inside its own namespace (so that inline
 // functions compiled for different ISAs never merge at link time), after <cstdint> and, for the
 // vector ISAs, <immintrin.h>. Hence no include guard and no includes here.
@@ -125,7 +126,7 @@ struct Avx2F64 {
 };
 #endif
 
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(CONVCHECK_OPT_AVX512_EMULATED)
 struct Avx512F32 {
   using T = float;
   using V = __m512;

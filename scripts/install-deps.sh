@@ -14,6 +14,9 @@ pkgs=(build-essential cmake ninja-build git python3
       # OpenMP runtime with its Archer tool for the ThreadSanitizer run (scripts/tsan.sh)
       clang libclang-rt-14-dev libomp-14-dev
       qemu-user     # the CPU-model matrix: tests under emulated CPUs without AVX-512 / AVX (tests/isa/)
+      # SIMDe's headers: the sanitizer build's AVX-512 kernels emulated on a CPU without AVX-512
+      # (CONVCHECK_OPTIMIZED_ISA=avx512-emulated, optimized/CMakeLists.txt; scripts/cpu-isa.sh)
+      libsimde-dev
       # a one-node Slurm cluster on localhost for the scale-out recipe's test (tests/scale-out/),
       # and PyYAML for the Kubernetes manifests' test
       slurm-wlm munge python3-yaml

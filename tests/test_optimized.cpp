@@ -546,6 +546,19 @@ BOOST_AUTO_TEST_CASE(dispatch_chooses_only_what_this_machine_runs) {
     BOOST_TEST((opt::kernels<double>().isa == active), opt::isa_name(opt::kernels<double>().isa));
   }
   opt::clear_isa_limit();
+  // An emulated ISA (AVX-512 through SIMDe, a build configured with avx512-emulated) runs
+  // wherever AVX2 does, says so in its label, and is never the choice unasked.
+  for (opt::Isa isa : compiled) {
+    const std::string label = opt::isa_label(isa);
+    if (!opt::isa_emulated(isa)) {
+      BOOST_TEST(label == opt::isa_name(isa));
+      continue;
+    }
+    BOOST_TEST(label == std::string(opt::isa_name(isa)) + "-emulated");
+    BOOST_TEST(has(runs, isa) == cpu.avx2_usable(), label);
+  }
+  if (std::getenv("CONVCHECK_OPTIMIZED_ISA") == nullptr)
+    BOOST_TEST(!opt::isa_emulated(opt::active_isa()), opt::isa_label(opt::active_isa()));
 }
 
 BOOST_AUTO_TEST_CASE(an_isa_request_the_machine_cannot_honour_is_refused) {
