@@ -25,10 +25,11 @@ int64_t window_depthwise_runs_for_tests() {
   return g_window_runs.exchange(0, std::memory_order_relaxed);
 }
 
-bool depthwise_row_window(bool kernels_have_it, int64_t pixel_bytes) {
+bool depthwise_row_window(bool kernels_have_it, bool by_rule, int64_t pixel_bytes) {
   const int forced = g_window_override.load(std::memory_order_relaxed);
   if (!kernels_have_it || forced == 0) return false;
-  return forced == 1 || 3 * (kDepthwiseWindowColumns + 2) * pixel_bytes <= cache_sizes().l1d;
+  return forced == 1 ||
+         (by_rule && 3 * (kDepthwiseWindowColumns + 2) * pixel_bytes <= cache_sizes().l1d);
 }
 
 void override_depthwise_row_window(int window) {
@@ -82,7 +83,8 @@ void depthwise_backprop_input(const Geometry& g, const T* w, const T* dy, T* dx,
                                            dy_row * int64_t{sizeof(T)}, threads);
   const bool to_l1 =
       depthwise_input_rows_to_l1() && dy_row * int64_t{sizeof(T)} <= cache_sizes().l1d;
-  const bool window = depthwise_row_window(kt.depthwise_row_window, g.C * int64_t{sizeof(T)});
+  const bool window = depthwise_row_window(kt.depthwise_row_window, kt.depthwise_row_window_by_rule,
+                                           g.C * int64_t{sizeof(T)});
   auto run_rows = [&](int64_t r0, int64_t r1) {
     std::vector<int64_t> rt, next;  // row taps of this row and of the next
     int64_t prefetching = 0, windows = 0;

@@ -178,9 +178,11 @@ inline bool prefetch_next_rows(int64_t source_bytes, int64_t row_bytes, int thre
 /// (DepthwiseRow::window; the measurements: kernels_impl.h, depthwise_window_run): where the
 /// kernels have the window and a tile's source, three rows of kDepthwiseWindowColumns + 2 pixels
 /// of `pixel_bytes`, fits in L1 (on a Zen 3, 32 KiB L1: 28x28x256, 18 KiB, 12-20 % faster with
-/// it; 14x14x512, 36 KiB, 1 % faster to 16 % slower). override_depthwise_row_window(0 or 1) forces
-/// it (1: where the kernels have it) for tests, -1 restores the rule; not while an op runs.
-bool depthwise_row_window(bool kernels_have_it, int64_t pixel_bytes);
+/// it; 14x14x512, 36 KiB, 1 % faster to 16 % slower), for ISAs whose window was measured
+/// (`by_rule`: KernelTable::depthwise_row_window_by_rule). override_depthwise_row_window(0 or 1)
+/// forces it (1: where the kernels have it, by rule or not) for tests, -1 restores the rule; not
+/// while an op runs.
+bool depthwise_row_window(bool kernels_have_it, bool by_rule, int64_t pixel_bytes);
 void override_depthwise_row_window(int window);
 /// Depthwise backprop input's runs that slid the window since the last call (counted by the
 /// kernels: DepthwiseRow::slid): for the same test.

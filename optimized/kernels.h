@@ -393,8 +393,9 @@ struct KernelTable {
   void (*narrow_bf16)(const float* src, uint16_t* dst, int64_t n) = nullptr;
   // (returns the channel blocks it walked in more than one column block: a test hook's count)
   int64_t (*depthwise_filter)(const DepthwiseFilterRows<T>&) = nullptr;
-  bool depthwise_window = false;      // registers for DepthwiseFilterRows::three_tap_window
-  bool depthwise_row_window = false;  // kernels for DepthwiseRow::window
+  bool depthwise_window = false;              // registers for DepthwiseFilterRows::three_tap_window
+  bool depthwise_row_window = false;          // kernels for DepthwiseRow::window
+  bool depthwise_row_window_by_rule = false;  // and the driver's rule may choose them (measured)
 
   /// The variant for n result columns: the narrowest that covers n, else the widest.
   int variant_for(int64_t n) const {

@@ -491,11 +491,14 @@ inline void depthwise_window_channels(const DepthwiseRow<typename S::T>& p, cons
 // whose other halves come a pass later: 6 x 1 read 0.94-1.05 of 4 x 2's time but once 1.43
 // (dw1, 2 threads, a whole set), 8 x 1 1.29-1.84 and 12 x 1 1.95 of the tap runs' (8 or 12 half
 // lines pending in the write-combining buffers).
+// With 32 registers (AVX-512) the tiles are 4 columns of 4 vectors (again a line per pixel for
+// f32): 16 accumulators, 12 filter vectors and a source vector, 29 of 32; unmeasured (the
+// table's depthwise_row_window_by_rule is off there).
 template <class S>
 inline void depthwise_window_run(const DepthwiseRow<typename S::T>& p, const ColumnRun& run,
                                  const RunTaps<typename S::T>& taps, RowLines* next,
                                  int64_t next_lines) {
-  constexpr int NB = 2, TB = kDepthwiseWindowColumns;
+  constexpr int NB = S::kRegs >= 32 ? 4 : 2, TB = kDepthwiseWindowColumns;
   depthwise_tile_loop<TB>(
       p, run, next, next_lines,
       [&](int64_t t)
@@ -596,12 +599,10 @@ void depthwise_row(const DepthwiseRow<typename S::T>& p) {
         ++taps.n;
       }
     }
-    if constexpr (S::kRegs < 32) {
-      if (p.window && depthwise_window_taps(p, run)) {
-        depthwise_window_run<S>(p, run, taps, nx, next_lines);
-        if (p.slid != nullptr) ++*p.slid;
-        continue;
-      }
+    if (p.window && depthwise_window_taps(p, run)) {
+      depthwise_window_run<S>(p, run, taps, nx, next_lines);
+      if (p.slid != nullptr) ++*p.slid;
+      continue;
     }
     if (first || taps.n > 0)
       depthwise_run<S>(p, run, taps, first, first ? nx : nullptr, next_lines);
@@ -1140,9 +1141,12 @@ void fill_table(KernelTable<typename S::T>* t, Isa isa, bool fused) {
   t->depthwise_row = &depthwise_row<S>;
   t->depthwise_filter = &depthwise_filter<S>;
   t->depthwise_window = S::kRegs >= 32;
-  // The row window where there are 16 registers (AVX2; generic); AVX-512 keeps the tap runs (a
-  // window of its own, 4 columns of 4 vectors, unwritten and unmeasured).
-  t->depthwise_row_window = S::kRegs < 32;
+  // The row window on by the rule where there are 16 registers (AVX2; generic, measured:
+  // depthwise_window_run); AVX-512's (4 columns of 4 vectors) is written and tested (under
+  // emulation too: CONVCHECK_OPTIMIZED_ISA=avx512-emulated) but unmeasured, so off by default:
+  // AVX-512 keeps the tap runs until a machine with it times the two.
+  t->depthwise_row_window = true;
+  t->depthwise_row_window_by_rule = S::kRegs < 32;
   if constexpr (std::is_same_v<typename S::T, float>) {
     t->widen_f16 = &widen_f16;
     t->widen_bf16 = &widen_bf16;

@@ -1101,7 +1101,8 @@ BOOST_AUTO_TEST_CASE(depthwise_next_row_prefetch_changes_no_bits, *blocking) {
 // three taps on consecutive columns, results every other column); none with 3 wide taps at
 // stride 2 (runs of 2 or 1), column dilation at stride 1, a multiplier (the scalar loops), rows
 // without an interior (2 and 3 columns), nor by the rule with 128 channels (forced on: the same
-// bytes). AVX-512 has no window.
+// bytes). AVX-512's window (4 columns of 4 vectors: its 64-channel blocks in f16's 64, 72's and
+// 128's, 72's tail of 8) is off by the rule (unmeasured) and checked forced on, as the others.
 BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) {
   struct Case {
     const char* text;
@@ -1123,6 +1124,8 @@ BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) 
        "padding=SAME",
        true},
       {"depthwise_conv2d_backprop_input:input=1x3x200x32,filter=3x3x32x1,padding=SAME", true},
+      // (72 channels: AVX-512's 4-vector block, then a tail of 8; its source fits the 8 KiB L1)
+      {"depthwise_conv2d_backprop_input:input=2x7x19x72,filter=3x3x72x1,padding=SAME", true},
       {"depthwise_conv2d_backprop_input:input=1x12x25x32,filter=3x5x32x1,padding=SAME", true},
       {"depthwise_conv2d_backprop_input:input=1x9x29x32,filter=3x5x32x1,stride=2x2,padding=SAME",
        true},
@@ -1142,6 +1145,7 @@ BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) 
   const Restored restored;
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
     const Problem p = parse_problem(c.text);
+    // (AVX-512's window, 4 x 4 vectors, is off by the rule until measured; forced on below)
     const bool has_window = isa != opt::Isa::avx512;
     opt::override_cache_sizes(8 * 1024, 1024 * 1024);
     for (int threads : {1, 2}) {
@@ -1162,8 +1166,10 @@ BOOST_AUTO_TEST_CASE(depthwise_window_runs_are_bitwise_the_tap_runs, *blocking) 
       opt::override_depthwise_row_window(-1);
       BOOST_TEST((rule == taps), at << ": the window's bytes differ from the tap runs'");
       BOOST_TEST((forced == taps), at << ": the forced window's bytes differ from the tap runs'");
-      if (std::string(c.text).find("x128,") != std::string::npos)
-        BOOST_TEST(forced_slides == has_window, at << ": forced on, runs sliding the window");
+      // Forced on, every ISA's kernels slide it where the taps suit: the rule's layers and the
+      // x128 one, whose source outgrows the 8 KiB L1 set above (off by the rule everywhere).
+      const bool x128 = std::string(c.text).find("x128,") != std::string::npos;
+      BOOST_TEST(forced_slides == (c.window || x128), at << ": forced on, runs sliding the window");
     }
     opt::clear_cache_override();
   });
