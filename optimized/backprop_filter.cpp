@@ -110,6 +110,7 @@ std::atomic<int64_t> g_staged_calls{0};     // staged_filter_calls_for_tests
 std::atomic<int64_t> g_packed_passes{0};    // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};     // packed_filter_split_passes_for_tests
 std::atomic<int64_t> g_panel_calls{0};      // packed_filter_panel_calls_for_tests
+std::atomic<int64_t> g_pace{0};             // packed_filter_pace_for_tests
 std::atomic<int64_t> g_sub_blocks{0};       // filter_sub_blocks_for_tests
 std::atomic<int64_t> g_fill_prefetches{0};  // fill_prefetch_sub_blocks_for_tests
 
@@ -302,6 +303,7 @@ struct Packs {
   int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
   int64_t split_passes = 0;   // those of units that split the input's panels (split_q)
   int64_t panel_calls = 0;    // packed_runs' calls of several tiles (FilterTile::panels)
+  int64_t pace = 0;           // packed_runs' largest prefetch pace (FilterTile::pf_pace)
   int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
   int64_t staged = 0;      // tile calls that stored their sums in the stage (for tests)
   int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
@@ -547,13 +549,15 @@ void gathered_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t
 // arithmetic broadcasts, a vector load per pixel); a separate packing pass took, run alone, 4.8-5.4
 // ms of the 12.9 the layer took (ResNet's 1x1, AVX2, one thread, bench/zen3-2026-12-02). The next
 // block's input and out_backprop are prefetched into L2 over the block's tile calls, each call's
-// share a line per pixel from its first. Each tile continues its sum from memory, pixel after
-// pixel: the same terms in the same order as tap_runs, so the bytes are the same.
+// share paced, a line every few pixels (pace, below). Each tile continues its sum from memory,
+// pixel after pixel: the same terms in the same order as tap_runs, so the bytes are the same.
 // Measured and not taken (Zen 3, AVX2, ResNet's 64 -> 256, in-process pairs;
 // bench/zen3-2026-12-07c): packing the next block during each block (a copy per pixel in the
 // kernels, double buffers), 1.17-1.18x the time; the prefetch's lines spread evenly over a call's
-// pixels, 1.12-1.27x; every other line only, 1.15-1.16x. The same records bound this path's packing
-// at 9-13 % of the time and the stream's prefetch at 14-17 %.
+// pixels with a prefetch instruction or a branch at every pixel, 1.12-1.27x (the pace's runs have
+// neither: a line, then a run of pixels); every other line only, 1.15-1.16x. The same records
+// bound this path's packing at 9-13 % of the time and the stream's prefetch at 14-17 % (both
+// before the pace).
 template <class T>
 void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, T* out,
                  Packs<T>* pk) {
@@ -625,6 +629,19 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
       }
       nb.spread(t1 - t0);
     }
+    // The lines paced: one every `pace` pixels of the block's tiles, so that they go out about
+    // evenly over the block (kernels_impl.h, filter_kernel_fixed), not one every pixel from each
+    // call's first (bursts of up to ~150 lines, 5-9 cycles apart). On the Zen 3 guest a prefetch
+    // issued within ~15 TSC cycles of the last is mostly lost: its line is read later at up to
+    // two thirds of a cold line's cost (bench/zen3-2026-12-07d/l2probe.cpp: 5-12 cycles a line,
+    // cold 17, against 3.0 for lines prefetched 24 or more cycles apart). Paced by this rule
+    // against a line a pixel, in alternate calls of one process
+    // (bench/zen3-2026-12-07d/pairs/rule.txt), ResNet's 64 -> 256 layer took 0.92 of the time at 2
+    // threads and 0.95 at 1 (A/A 1.00), its 128 -> 512 0.89 / 0.92, 256 -> 1024 0.93 / 0.95, 512 ->
+    // 2048 0.97 / 0.99, 1024 -> 256 0.97 / 0.98; fixed paces of 4-64 pixels read 0.82-0.96
+    // (pairs/pace.txt).
+    const int64_t pace = nb.total > 0 ? std::max<int64_t>(1, (t1 - t0) * kb / nb.total) : 1;
+    pk->pace = std::max(pk->pace, pace);
     // Input panels in ranges (each range's packed anew into pa); out_backprop's panels packed
     // once per block, by the first range, each into its own slot where there are several ranges.
     const int64_t nranges = ceil_div(q1 - q0, P.q_panels);
@@ -677,6 +694,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
           }
           pk->panel_calls += panels > 1 ? 1 : 0;
           nb.take(panels, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
+          ft.pf_pace = pace;
           P.kernel(ft);
           nb.issue_due();
           qb += panels;
@@ -718,6 +736,10 @@ int64_t packed_filter_passes_for_tests() {
 
 int64_t packed_filter_split_passes_for_tests() {
   return g_split_passes.exchange(0, std::memory_order_relaxed);
+}
+
+int64_t packed_filter_pace_for_tests() {
+  return g_pace.exchange(0, std::memory_order_relaxed);
 }
 
 int64_t packed_filter_panel_calls_for_tests() {
@@ -1334,6 +1356,9 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       g_packed_passes.fetch_add(pk.packed_passes, std::memory_order_relaxed);
     if (pk.split_passes > 0) g_split_passes.fetch_add(pk.split_passes, std::memory_order_relaxed);
     if (pk.panel_calls > 0) g_panel_calls.fetch_add(pk.panel_calls, std::memory_order_relaxed);
+    for (int64_t seen = g_pace.load(std::memory_order_relaxed);
+         pk.pace > seen && !g_pace.compare_exchange_weak(seen, pk.pace);) {
+    }
     if (pk.sub_blocks > 0) g_sub_blocks.fetch_add(pk.sub_blocks, std::memory_order_relaxed);
     if (pk.fills > 0) g_fill_prefetches.fetch_add(pk.fills, std::memory_order_relaxed);
     if (pk.staged > 0) g_staged_calls.fetch_add(pk.staged, std::memory_order_relaxed);

@@ -122,7 +122,10 @@ struct RowLines {
 /// Why the work issues them: prefetches into L2 hold an L1 fill buffer on Intel cores until their
 /// line arrives, so a burst of them (the 77 lines per tile call of ResNet's 1x1 backprop filter)
 /// leaves the work's own loads waiting, and the fetch no longer overlaps the arithmetic
-/// (backprop_filter.cpp, next_block, has the figures).
+/// (backprop_filter.cpp, next_block, has the figures). And not even one a step where steps are a
+/// few cycles: on a Zen 3 guest prefetches issued within ~15 TSC cycles of each other are mostly
+/// lost (their lines later read at up to two thirds of a cold line's cost; 24 apart, they arrive:
+/// bench/zen3-2026-12-07d/l2probe.cpp), so packed_runs paces its lines (FilterTile::pf_pace).
 struct L2Prefetch {
   // (16: a panel-major chunk's taps, one range each, implicit_gemm.cpp's next_chunk_rows; 8 of
   // DCGAN g2's under AVX2 on a 1 MiB L2)
@@ -231,10 +234,11 @@ struct FilterTile {
   // from c: a tile staged in scratch for its earlier pixels (backprop_filter.cpp, stage).
   const T* c_from = nullptr;
   int64_t ld_from = 0;
-  // Lines to prefetch into L2 (L2Prefetch::take), one per pixel, the rest at the end: pf + pf_off,
-  // pf + pf_off + kLine, ..., each offset clamped to pf_last.
+  // Lines to prefetch into L2 (L2Prefetch::take), one per pf_pace pixels, the rest at the end:
+  // pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last.
   const char* pf = nullptr;
   int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
+  int64_t pf_pace = 1;  // pixels per line (>= 1; backprop_filter.cpp, packed_runs)
   // The filter tile of a later call (its first element, at ldc like c, and its rows; nr columns),
   // prefetched into L2 a line per pixel (backprop_filter.cpp, tap_runs); none when null.
   const T* next_c = nullptr;

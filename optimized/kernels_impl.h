@@ -125,39 +125,45 @@ void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
                       ldc * static_cast<int64_t>(sizeof(T)));
   T* pack_x = p.pack_x;
   T* pack_dy = p.pack_dy;
+  // A line every `pace` pixels, not a burst (kernels.h, L2Prefetch): runs of pace pixels, each
+  // after its line (without lines, a segment is one run).
+  const int64_t pace = PF ? p.pf_pace : INT64_MAX;
   for (int64_t s = 0; s < nseg; ++s) {
     const T* x = x0 + seg[s].x;
     const T* dy = dy0 + seg[s].dy;
-    for (int64_t t = seg[s].count; t > 0; --t) {
-      // A line per pixel, not a burst (kernels.h, L2Prefetch).
-      if constexpr (TILE) next_c.step();
+    for (int64_t t = seg[s].count; t > 0;) {
       if constexpr (PF) pf.step();
-      V d[NV];
+      const int64_t run = t < pace ? t : pace;
+      t -= run;
+      for (int64_t u = run; u > 0; --u) {
+        if constexpr (TILE) next_c.step();
+        V d[NV];
 #pragma GCC unroll 64
-      for (int v = 0; v < NV; ++v)
-        d[v] = FULL ? S::load(dy + v * W) : S::load_n(dy + v * W, nr - v * W);
-      if constexpr (PACK) {
-        if (pack_dy != nullptr) {
+        for (int v = 0; v < NV; ++v)
+          d[v] = FULL ? S::load(dy + v * W) : S::load_n(dy + v * W, nr - v * W);
+        if constexpr (PACK) {
+          if (pack_dy != nullptr) {
 #pragma GCC unroll 64
-          for (int v = 0; v < NV; ++v) S::store(pack_dy + v * W, d[v]);
-          pack_dy += NV * W;
+            for (int v = 0; v < NV; ++v) S::store(pack_dy + v * W, d[v]);
+            pack_dy += NV * W;
+          }
+          if (pack_x != nullptr) {  // this tile's MR' channels, in a slot of the table's MR
+#pragma GCC unroll 64
+            for (int c = 0; c < MR; c += W)
+              S::store(pack_x + c,
+                       MR - c >= W || x_avail - c >= W ? S::load(x + c) : S::load_n(x + c, MR - c));
+            pack_x += x_slot;
+          }
         }
-        if (pack_x != nullptr) {  // this tile's MR' channels, in a slot of the table's MR
 #pragma GCC unroll 64
-          for (int c = 0; c < MR; c += W)
-            S::store(pack_x + c,
-                     MR - c >= W || x_avail - c >= W ? S::load(x + c) : S::load_n(x + c, MR - c));
-          pack_x += x_slot;
+        for (int m = 0; m < MR; ++m) {
+          const V xm = S::bcast(x + m);
+#pragma GCC unroll 64
+          for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(xm, d[v], acc[m][v]);
         }
+        x += x_step;
+        dy += dy_step;
       }
-#pragma GCC unroll 64
-      for (int m = 0; m < MR; ++m) {
-        const V xm = S::bcast(x + m);
-#pragma GCC unroll 64
-        for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(xm, d[v], acc[m][v]);
-      }
-      x += x_step;
-      dy += dy_step;
     }
   }
   // Lines beyond the tile's pixels (a tile of few pixels) are issued; a later tile's lines left

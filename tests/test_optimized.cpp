@@ -1332,30 +1332,35 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
     bool more;    // more passes under the smaller caches, with one thread
     bool split;   // where packed, units split the input's panels (more input channels than
                   // out_backprop, which has several panels)
+    bool paced;   // under the 4 KiB L1, one thread: blocks whose tiles' pixels outnumber the next
+                  // block's lines, which go out one every few pixels (FilterTile::pf_pace)
   };
   const Case cases[] = {
-      {"conv2d_backprop_filter:input=2x9x26x70,filter=1x1x70x151", true, true, false},
+      {"conv2d_backprop_filter:input=2x9x26x70,filter=1x1x70x151", true, true, false, true},
       // 64 channels, the AVX-512 panel: packed there for the filter's size
-      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x256", true, false, false},
+      {"conv2d_backprop_filter:input=1x2x3x64,filter=1x1x64x256", true, false, false, false},
       {"conv2d_backprop_filter:input=2x9x9x40,filter=1x1x40x90,stride=2x2,padding=1:1:1:1,dtype="
        "f64",
-       true, false, false},
-      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true, true, false},
-      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,dtype=bf16", true, false, false},
+       true, false, false, false},
+      {"conv2d_backprop_filter:input=2x9x22x64,filter=1x1x64x72,dtype=f64", true, true, false,
+       false},
+      {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,dtype=bf16", true, false, false,
+       false},
       {"conv2d_backprop_filter:input=2x5x6x64,filter=1x1x64x256,format=NCHW,dtype=f16", true, false,
-       false},
+       false, false},
       {"conv2d_backprop_filter:input=1x2x40x72,filter=1x1x72x80,padding=3:3:0:0", true, false,
-       false},
+       false, false},
       // more input than output channels, a filter over a quarter of the activations: units
       // hold ranges of input panels (split_q), several ranges each under the 8 KiB L2
-      {"conv2d_backprop_filter:input=1x6x6x300,filter=1x1x300x256", true, true, true},
+      {"conv2d_backprop_filter:input=1x6x6x300,filter=1x1x300x256", true, true, true, false},
       // the same in f64, with a filter between a sixteenth and a quarter of the activations
-      {"conv2d_backprop_filter:input=2x12x12x200,filter=1x1x200x100,dtype=f64", true, false, true},
+      {"conv2d_backprop_filter:input=2x12x12x200,filter=1x1x200x100,dtype=f64", true, false, true,
+       false},
       // the same with one AVX-512 panel of out_backprop: one unit of work, read in place there;
       // four or more panels elsewhere, split
-      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x64", false, false, true},
+      {"conv2d_backprop_filter:input=1x3x3x300,filter=1x1x300x64", false, false, true, false},
       // a panel of input channels on AVX-512: mirrored there, packed under AVX2 and generic
-      {"conv2d_backprop_filter:input=1x12x20x64,filter=1x1x64x256", false, true, false},
+      {"conv2d_backprop_filter:input=1x12x20x64,filter=1x1x64x256", false, true, false, false},
   };
   const Restored restored;
   for_each_isa(cases, [](opt::Isa isa, const Case& c, const std::string& what) {
@@ -1386,8 +1391,10 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         opt::packed_filter_passes_for_tests();
         opt::packed_filter_split_passes_for_tests();
         opt::packed_filter_panel_calls_for_tests();
+        opt::packed_filter_pace_for_tests();
         const std::vector<unsigned char> packed = result();
         passes[k] = opt::packed_filter_passes_for_tests();
+        const int64_t pace = opt::packed_filter_pace_for_tests();
         const int64_t split = opt::packed_filter_split_passes_for_tests();
         const int64_t panel_calls = opt::packed_filter_panel_calls_for_tests();
         // Calls of several tiles (FilterTile::panels) wherever a unit has two whole input panels
@@ -1398,6 +1405,10 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         const Problem& pr = checked.problem();
         if (k == 0 && threads == 1 && passes[0] > 0 && pr.filter[2] >= 25 && pr.filter[3] > 64)
           BOOST_TEST(panel_calls > 0, what << ": no call of several tiles");
+        // (Where pace were 1 everywhere, the paced runs of the kernels would go untested: the
+        // bytes above and below compare them with the plain path's.)
+        if (k == 1 && threads == 1 && c.paced)
+          BOOST_TEST(pace > 1, what << ": the lines went out one a pixel (pace " << pace << ")");
         BOOST_TEST(split == (c.split ? passes[k] : 0),
                    what << ": " << split << " of " << passes[k] << " passes split the input");
         opt::allow_packed_filter(false);
