@@ -110,7 +110,7 @@ std::atomic<int64_t> g_staged_calls{0};     // staged_filter_calls_for_tests
 std::atomic<int64_t> g_packed_passes{0};    // packed_filter_passes_for_tests
 std::atomic<int64_t> g_split_passes{0};     // packed_filter_split_passes_for_tests
 std::atomic<int64_t> g_panel_calls{0};      // packed_filter_panel_calls_for_tests
-std::atomic<int64_t> g_pace{0};             // packed_filter_pace_for_tests
+std::atomic<int64_t> g_pace{0};             // filter_pace_for_tests
 std::atomic<int64_t> g_sub_blocks{0};       // filter_sub_blocks_for_tests
 std::atomic<int64_t> g_fill_prefetches{0};  // fill_prefetch_sub_blocks_for_tests
 
@@ -303,7 +303,7 @@ struct Packs {
   int64_t packed_passes = 0;  // packed_runs' (block, input range) passes (for tests)
   int64_t split_passes = 0;   // those of units that split the input's panels (split_q)
   int64_t panel_calls = 0;    // packed_runs' calls of several tiles (FilterTile::panels)
-  int64_t pace = 0;           // packed_runs' largest prefetch pace (FilterTile::pf_pace)
+  int64_t pace = 0;           // the largest prefetch pace (FilterTile::pf_pace)
   int64_t streamed = 0;    // tile calls that streamed their sums (streamed_filter_calls_for_tests)
   int64_t staged = 0;      // tile calls that stored their sums in the stage (for tests)
   int64_t sub_blocks = 0;  // tap_runs' (run, sub-block) passes (filter_sub_blocks_for_tests)
@@ -410,6 +410,13 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
         // divisions beside calls of a few hundred FMAs where the layers are small); `ahead`, the
         // tile kAhead calls later's, whose filter lines the kernel prefetches (kAhead, above).
         Cursor cur(ta, qblocks, taps), ahead(ta, qblocks, taps);
+        // The lines paced as packed_runs' (there: why), over a tile's pixels (at most the
+        // sub-block's: nsub * OW). In alternate calls of one process against a line a pixel
+        // (Zen 3 guest, bench/zen3-2026-12-07d/pairs/tap-pace.txt): ResNet conv2 3x3 0.97 of the
+        // time at 1 and 2 threads, conv3 stride 2 0.94-0.98 / 0.97, DCGAN g4 0.96 / 0.97; the
+        // layers whose tap runs prefetch nothing level.
+        const int64_t pace_next = next.pace(nsub * g.OW), pace_sub = next_sub.pace(nsub * g.OW);
+        pk->pace = std::max({pk->pace, pace_next, pace_sub});
         const bool final_sums = P.stream && nblocks == 1 && s + 1 == nsubs && row0 == r0;
         for (int i = 0; i < kAhead; ++i) ahead.step();
         // A tile's C (its first element; nr columns) and rows.
@@ -448,6 +455,7 @@ void tap_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t1, 
           // prefetches is on (backprop_filter, prefetch_sub, prefetch_fill).
           L2Prefetch& pf = P.prefetch_sub || P.prefetch_fill ? next_sub : next;
           pf.take(1, &ft.pf, &ft.pf_off, &ft.pf_last, &ft.pf_lines);
+          ft.pf_pace = &pf == &next ? pace_next : pace_sub;
           P.kernel(ft);
           pf.issue_due();
         }
@@ -640,7 +648,7 @@ void packed_runs(const Plan<T>& P, int64_t r0, int64_t r1, int64_t t0, int64_t t
     // threads and 0.95 at 1 (A/A 1.00), its 128 -> 512 0.89 / 0.92, 256 -> 1024 0.93 / 0.95, 512 ->
     // 2048 0.97 / 0.99, 1024 -> 256 0.97 / 0.98; fixed paces of 4-64 pixels read 0.82-0.96
     // (pairs/pace.txt).
-    const int64_t pace = nb.total > 0 ? std::max<int64_t>(1, (t1 - t0) * kb / nb.total) : 1;
+    const int64_t pace = nb.pace(kb);
     pk->pace = std::max(pk->pace, pace);
     // Input panels in ranges (each range's packed anew into pa); out_backprop's panels packed
     // once per block, by the first range, each into its own slot where there are several ranges.
@@ -738,7 +746,7 @@ int64_t packed_filter_split_passes_for_tests() {
   return g_split_passes.exchange(0, std::memory_order_relaxed);
 }
 
-int64_t packed_filter_pace_for_tests() {
+int64_t filter_pace_for_tests() {
   return g_pace.exchange(0, std::memory_order_relaxed);
 }
 

@@ -144,9 +144,9 @@ int64_t fill_prefetch_sub_blocks_for_tests();
 int64_t packed_filter_split_passes_for_tests();
 /// The packed path's kernel calls of several tiles (FilterTile::panels) since the last call.
 int64_t packed_filter_panel_calls_for_tests();
-/// The packed path's largest prefetch pace (pixels per line, FilterTile::pf_pace) since the last
-/// call (0: no packed call since).
-int64_t packed_filter_pace_for_tests();
+/// Backprop filter's largest prefetch pace (pixels per line, FilterTile::pf_pace; packed_runs and
+/// tap_runs) since the last call (0: no such call since).
+int64_t filter_pace_for_tests();
 /// Where backprop filter reads the input from packed panels (backprop_filter.cpp, pack_input):
 /// never, by its rule (the default), or wherever it can (several taps, one group): for the test
 /// that the packed input's result is bitwise the in-place one. Not while an op runs.

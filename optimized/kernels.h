@@ -125,7 +125,7 @@ struct RowLines {
 /// (backprop_filter.cpp, next_block, has the figures). And not even one a step where steps are a
 /// few cycles: on a Zen 3 guest prefetches issued within ~15 TSC cycles of each other are mostly
 /// lost (their lines later read at up to two thirds of a cold line's cost; 24 apart, they arrive:
-/// bench/zen3-2026-12-07d/l2probe.cpp), so packed_runs paces its lines (FilterTile::pf_pace).
+/// bench/zen3-2026-12-07d/l2probe.cpp), so backprop filter paces its lines (FilterTile::pf_pace).
 struct L2Prefetch {
   // (16: a panel-major chunk's taps, one range each, implicit_gemm.cpp's next_chunk_rows; 8 of
   // DCGAN g2's under AVX2 on a 1 MiB L2)
@@ -147,6 +147,11 @@ struct L2Prefetch {
     ++n;
   }
   void spread(int64_t work_units) { units = work_units > 0 ? work_units : 1; }
+  // Steps of work (pixels, reduction steps) per line where each unit has `unit_steps` of them:
+  // the lines evenly over the work (FilterTile::pf_pace), 1 where they outnumber the steps.
+  int64_t pace(int64_t unit_steps) const {
+    return total > 0 ? std::max<int64_t>(1, unit_steps * units / total) : 1;
+  }
   // The lines due once `done` units are: all of them at the end, in proportion (one ahead) before.
   int64_t target() const {
     return done >= units ? total
@@ -238,7 +243,7 @@ struct FilterTile {
   // pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last.
   const char* pf = nullptr;
   int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
-  int64_t pf_pace = 1;  // pixels per line (>= 1; backprop_filter.cpp, packed_runs)
+  int64_t pf_pace = 1;  // pixels per line (>= 1; backprop_filter.cpp, packed_runs' pace)
   // The filter tile of a later call (its first element, at ldc like c, and its rows; nr columns),
   // prefetched into L2 a line per pixel (backprop_filter.cpp, tap_runs); none when null.
   const T* next_c = nullptr;

@@ -1391,10 +1391,10 @@ BOOST_AUTO_TEST_CASE(packed_and_mirrored_1x1_backprop_filter_are_bitwise_the_pla
         opt::packed_filter_passes_for_tests();
         opt::packed_filter_split_passes_for_tests();
         opt::packed_filter_panel_calls_for_tests();
-        opt::packed_filter_pace_for_tests();
+        opt::filter_pace_for_tests();
         const std::vector<unsigned char> packed = result();
         passes[k] = opt::packed_filter_passes_for_tests();
-        const int64_t pace = opt::packed_filter_pace_for_tests();
+        const int64_t pace = opt::filter_pace_for_tests();
         const int64_t split = opt::packed_filter_split_passes_for_tests();
         const int64_t panel_calls = opt::packed_filter_panel_calls_for_tests();
         // Calls of several tiles (FilterTile::panels) wherever a unit has two whole input panels
@@ -1718,6 +1718,7 @@ BOOST_AUTO_TEST_CASE(fuzz_problems_reach_the_packed_and_gathered_input,
 // 2 with the second taking nothing.
 struct Fills {
   int64_t one, two, two_skipped;
+  int64_t pace_one;  // the largest prefetch pace at 1 thread (opt::filter_pace_for_tests)
 };
 
 // The fill-prefetch cases' frame: under L1 4 KiB, L2 32 KiB (where their small problems reach the
@@ -1732,6 +1733,7 @@ void under_fill_caches(const char* const (&problems)[N], Check&& check) {
     const Problem p = parse_problem(text);
     Fills f{};
     opt::fill_prefetch_sub_blocks_for_tests();
+    opt::filter_pace_for_tests();
     for (int64_t* count : {&f.one, &f.two, &f.two_skipped}) {
       omp_set_num_threads(count == &f.one ? 1 : 2);
       {
@@ -1740,6 +1742,8 @@ void under_fill_caches(const char* const (&problems)[N], Check&& check) {
         result_bytes(p);
       }
       *count = opt::fill_prefetch_sub_blocks_for_tests();
+      const int64_t pace = opt::filter_pace_for_tests();
+      if (count == &f.one) f.pace_one = pace;
     }
     check(isa, f, what);
   });
@@ -1773,6 +1777,10 @@ BOOST_AUTO_TEST_CASE(fill_prefetch_reaches_packed_sub_blocks, *blocking) {
     BOOST_TEST((fills ? f.two % 6 == 0 && f.two >= 48 : f.two == 0),
                what << ": 2 threads, " << f.two);
     BOOST_TEST(f.two_skipped == (fills ? 72 : 0), what << ": 2 threads, the second taking nothing");
+    // The fills' lines paced (FilterTile::pf_pace): a pass's 27 tiles of 28 pixels against the
+    // next sub-block's 170-198 lines (two or three input rows of 28 x 16 floats, an out_backprop
+    // row of 28 x 64), 3-4 pixels a line.
+    if (fills) BOOST_TEST(f.pace_one > 1, what << ": pace " << f.pace_one);
   });
 }
 
