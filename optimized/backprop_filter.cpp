@@ -1364,9 +1364,7 @@ void backprop_filter(const Geometry& g, const T* x, const T* dy, T* dw, bool may
       g_packed_passes.fetch_add(pk.packed_passes, std::memory_order_relaxed);
     if (pk.split_passes > 0) g_split_passes.fetch_add(pk.split_passes, std::memory_order_relaxed);
     if (pk.panel_calls > 0) g_panel_calls.fetch_add(pk.panel_calls, std::memory_order_relaxed);
-    for (int64_t seen = g_pace.load(std::memory_order_relaxed);
-         pk.pace > seen && !g_pace.compare_exchange_weak(seen, pk.pace);) {
-    }
+    note_max(&g_pace, pk.pace);
     if (pk.sub_blocks > 0) g_sub_blocks.fetch_add(pk.sub_blocks, std::memory_order_relaxed);
     if (pk.fills > 0) g_fill_prefetches.fetch_add(pk.fills, std::memory_order_relaxed);
     if (pk.staged > 0) g_staged_calls.fetch_add(pk.staged, std::memory_order_relaxed);

@@ -44,7 +44,9 @@ namespace {
 
 std::atomic<int64_t> g_next_chunk_prefetches{0};  // next_chunk_prefetches_for_tests
 std::atomic<int64_t> g_threaded_ahead{0};         // threaded_ahead_blocks_for_tests
-std::atomic<int64_t> g_streamed_tiles{0};         // streamed_igemm_tiles_for_tests
+std::atomic<int64_t> g_pace{0};                   // igemm_pace_for_tests
+
+std::atomic<int64_t> g_streamed_tiles{0};  // streamed_igemm_tiles_for_tests
 
 // Packs taps [tap0, tap1) of phase i, group g, panel nb (channels [k0, k0 + kc) of each) into dst
 // as [tap][kc][NR], zero beyond the group's last result channel; false when an element packed is
@@ -359,6 +361,10 @@ int64_t streamed_igemm_tiles_for_tests() {
   return g_streamed_tiles.exchange(0, std::memory_order_relaxed);
 }
 
+int64_t igemm_pace_for_tests() {
+  return g_pace.exchange(0, std::memory_order_relaxed);
+}
+
 int64_t threaded_ahead_blocks_for_tests() {
   return g_threaded_ahead.exchange(0, std::memory_order_relaxed);
 }
@@ -455,13 +461,16 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
   // DCGAN g2 backprop input and conv2d_transpose 4.8-5.9 -> 4.4-4.8 ms on AVX-512, 5.7 ->
   // 5.2-5.5 ms on AVX2; ResNet conv5 9.0 -> 8.6-8.9 ms on AVX-512, unchanged on AVX2; ResNet
   // conv4 (2.4 MB beside 1.6 MB) slower, so the rule asks for a filter four times the source.
-  // Each chunk's kernel calls prefetch the next chunk's filter rows into L2, a line per reduction
-  // step (next_chunk_rows): g2's packing, streamed from memory, was a quarter of the layer (0.6-1.2
-  // ms of 3.4-4.3 at 2 threads, kernels alone 2.8-3.0). With chunks of a quarter of L2 and the
-  // prefetch, g2's backprop input and transpose 1.60 / 1.56 -> 1.64 / 1.65 of oneDNN; the quarter
-  // alone 1.53 / 1.52 (AVX-512, 2 threads, paired, 9 rounds; a set of 7: 1.54 / 1.59 -> 1.64 /
-  // 1.69, ResNet conv5 level: bench/zen4-2026-12-03c/next-chunk-kernel-*.txt). An item's first
-  // chunk is not prefetched (the next item is not known under schedule(dynamic)).
+  // Each chunk's kernel calls prefetch the next chunk's filter rows into L2 (next_chunk_rows),
+  // paced since 2026-12-07 (a line every few reduction steps, L2Prefetch::pace; a line every step
+  // before: ResNet conv5's and DCGAN g2's backprop input then took 0.74 / 0.74 and 0.71 / 0.81 of
+  // the time at 2 / 1 threads, Zen 3 guest, alternate calls of one process,
+  // bench/zen3-2026-12-07d/pairs/igemm-pace.txt): g2's packing, streamed from memory, was a quarter
+  // of the layer (0.6-1.2 ms of 3.4-4.3 at 2 threads, kernels alone 2.8-3.0). With chunks of a
+  // quarter of L2 and the prefetch, g2's backprop input and transpose 1.60 / 1.56 -> 1.64 / 1.65 of
+  // oneDNN; the quarter alone 1.53 / 1.52 (AVX-512, 2 threads, paired, 9 rounds; a set of 7: 1.54
+  // / 1.59 -> 1.64 / 1.69, ResNet conv5 level: bench/zen4-2026-12-03c/next-chunk-kernel-*.txt). An
+  // item's first chunk is not prefetched (the next item is not known under schedule(dynamic)).
   if (panel_major) {
     int64_t max_tiles = 1;
     for (const Phase& ph : p.phases)
@@ -499,6 +508,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             next_chunk_rows(p, ph, chunks, ch + 1, taps, x.g, x.nb, NR, &next);
           next.spread(t1 - t0);
           if (next.total > 0) g_next_chunk_prefetches.fetch_add(1, std::memory_order_relaxed);
+          if (next.total > 0) note_max(&g_pace, next.pace(tile.kc * tile.taps));
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
             tables.fill(ph, order[x.phase], x.g, tb, te, 0, tap0);
@@ -506,6 +516,7 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
               tables.set(0, t - tb, &tile);
               tile.mr = std::min(MR, M - t * MR);
               next.take(1, &tile.pf, &tile.pf_off, &tile.pf_last, &tile.pf_lines);
+              tile.pf_pace = next.pace(tile.kc * tile.taps);
               kernel(tile);
               next.issue_due();
             }
@@ -609,6 +620,38 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             ahead_b = filled ? te : -1;
             ahead_e = filled ? ne : -1;
             if (pf && nt > 1) g_threaded_ahead.fetch_add(1, std::memory_order_relaxed);
+            // The next block's rows go out paced through every panel's kernel calls (a line
+            // every rows_pace reduction steps: kernels.h, L2Prefetch), contiguous rows merged
+            // into ranges (a 1x1 layer's block: one or a few; rows past L2Prefetch::kMax ranges
+            // are not prefetched, and the zeros row of a padding pixel is not a row). Until
+            // 2026-12-07 the first panel's pass prefetched each next tile's rows in a burst
+            // after its call; paced (Zen 3 guest, 2 threads / 1, alternate calls of one process,
+            // bench/zen3-2026-12-07d/pairs/igemm-pace.txt): ResNet's 1x1 backprop input 0.83 /
+            // 0.87 of the time, A/A 1.00 / 1.00.
+            L2Prefetch rows;
+            if (pf) {
+              const int64_t row_bytes = p.kc * elem;
+              const char* lo = nullptr;
+              const char* hi = nullptr;
+              for (int64_t t = 0; t < ne - te; ++t) {
+                const T* const* an = tables.a(1 - cur, t);
+                for (int64_t q = 0; q < tables.taps(1 - cur, t) * MR; ++q) {
+                  if (an[q] == zeros.data()) continue;
+                  const char* r = reinterpret_cast<const char*>(an[q]);
+                  if (r == hi) {
+                    hi += row_bytes;
+                    continue;
+                  }
+                  if (lo != nullptr) rows.add(lo, hi - lo);
+                  lo = r;
+                  hi = r + row_bytes;
+                }
+              }
+              if (lo != nullptr) rows.add(lo, hi - lo);
+              rows.spread((nb1 - nb0) * (te - tb));
+            }
+            const int64_t rows_pace = rows.pace(p.kc);
+            if (pf) note_max(&g_pace, rows_pace);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;
@@ -623,15 +666,12 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                 for (int64_t t = tb; t < te; ++t) {
                   tables.set(cur, t - tb, &tile);  // the chunk's taps, from tap0
                   tile.mr = std::min(MR, M - t * MR);
-                  kernel(tile);
-                  if (pf && nb == nb0 && ch == 0 && te + (t - tb) < ne) {
-                    const T* const* an = tables.a(1 - cur, t - tb);
-                    for (int64_t q = 0; q < tables.taps(1 - cur, t - tb) * MR; ++q) {
-                      const char* r = reinterpret_cast<const char*>(an[q]);
-                      for (int64_t l = 0; l < p.kc * elem; l += kLine)
-                        __builtin_prefetch(r + l, 0, 2);
-                    }
+                  if (pf) {
+                    rows.take(1, &tile.pf, &tile.pf_off, &tile.pf_last, &tile.pf_lines);
+                    tile.pf_pace = rows_pace;
                   }
+                  kernel(tile);
+                  if (pf) rows.issue_due();
                 }
               }
             }

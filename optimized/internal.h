@@ -131,6 +131,9 @@ int64_t next_chunk_prefetches_for_tests();
 /// The implicit GEMM's blocks that, with more than one thread, prefetched the source rows of the
 /// block their thread takes next (implicit_gemm.cpp, threaded_prefetch_bursts) since the last call:
 /// for the test that the path is reached.
+/// The implicit GEMM's largest prefetch pace (reduction steps per line, IgemmTile::pf_pace; the
+/// one-tap blocks' and the panel-major chunks') since the last call (0: none since).
+int64_t igemm_pace_for_tests();
 int64_t threaded_ahead_blocks_for_tests();
 /// backprop filter's (run, sub-block) passes in place (backprop_filter.cpp, tap_runs) since the
 /// last call: for the test that the sub-blocks' size (split_fma512) changes no bits.
@@ -144,6 +147,12 @@ int64_t fill_prefetch_sub_blocks_for_tests();
 int64_t packed_filter_split_passes_for_tests();
 /// The packed path's kernel calls of several tiles (FilterTile::panels) since the last call.
 int64_t packed_filter_panel_calls_for_tests();
+/// Raises `seen` to `value` where it is lower (the for-tests maxima of several threads).
+inline void note_max(std::atomic<int64_t>* seen, int64_t value) {
+  for (int64_t v = seen->load(std::memory_order_relaxed);
+       value > v && !seen->compare_exchange_weak(v, value, std::memory_order_relaxed);) {
+  }
+}
 /// Backprop filter's largest prefetch pace (pixels per line, FilterTile::pf_pace; packed_runs and
 /// tap_runs) since the last call (0: no such call since).
 int64_t filter_pace_for_tests();

@@ -213,6 +213,7 @@ struct IgemmTile {
   // pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last (as FilterTile's).
   const char* pf = nullptr;
   int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
+  int64_t pf_pace = 1;  // reduction steps per line (>= 1; L2Prefetch::pace)
 };
 
 /// A run of `count` output pixels in one output row whose tap lies inside the input: the first

@@ -9,7 +9,8 @@
 
 // ---- implicit GEMM (conv2d, backprop input) ---------------------------------------------------
 
-// PF: the kernel also issues IgemmTile::pf's lines, one per reduction step (the call has some).
+// PF: the kernel also issues IgemmTile::pf's lines, one per pf_pace reduction steps (the call has
+// some).
 template <class S, int MR, int NV, bool PF>
 void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
   using T = typename S::T;
@@ -23,23 +24,29 @@ void igemm_kernel_fixed(const IgemmTile<typename S::T>& p) {
     for (int v = 0; v < NV; ++v) acc[m][v] = S::zero();
   }
   PieceLines pf{p.pf, p.pf_off, p.pf_last, p.pf_lines};
+  // A line every `pace` reduction steps (kernels.h, L2Prefetch): runs of pace steps, each after
+  // its line (without lines, a tap's steps are one run).
+  const int64_t pace = PF ? p.pf_pace : INT64_MAX;
   for (int64_t t = 0; t < p.taps; ++t) {
     const T* b = p.b + (p.tap ? p.tap[t] : t) * p.kc * NR;
     const T* a[MR];
 #pragma GCC unroll 64
     for (int m = 0; m < MR; ++m) a[m] = p.a[t * MR + m] + p.a_off;
-    for (int64_t k = 0; k < p.kc; ++k) {
+    for (int64_t k = 0; k < p.kc;) {
       if constexpr (PF) pf.step();
-      V bv[NV];
+      const int64_t k_end = p.kc - k < pace ? p.kc : k + pace;
+      for (; k < k_end; ++k) {
+        V bv[NV];
 #pragma GCC unroll 64
-      for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * W);
+        for (int v = 0; v < NV; ++v) bv[v] = S::load(b + v * W);
 #pragma GCC unroll 64
-      for (int m = 0; m < MR; ++m) {
-        const V am = S::bcast(a[m] + k);
+        for (int m = 0; m < MR; ++m) {
+          const V am = S::bcast(a[m] + k);
 #pragma GCC unroll 64
-        for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(am, bv[v], acc[m][v]);
+          for (int v = 0; v < NV; ++v) acc[m][v] = S::fma(am, bv[v], acc[m][v]);
+        }
+        b += NR;
       }
-      b += NR;
     }
   }
   if constexpr (PF) pf.rest();  // lines beyond the call's reduction steps

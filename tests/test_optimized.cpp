@@ -1920,8 +1920,14 @@ BOOST_AUTO_TEST_CASE(threaded_prefetch_ahead_changes_no_bits, *blocking) {
     BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, not ahead");
     BOOST_TEST(opt::threaded_ahead_blocks_for_tests() == 0, what);
     opt::override_threaded_prefetch_bursts(1);
+    opt::igemm_pace_for_tests();
     BOOST_TEST((result_bytes(p) == first), what << ": 2 threads, ahead");
     BOOST_TEST(opt::threaded_ahead_blocks_for_tests() > 0, what << ": no block prefetched ahead");
+    // Paced through the block's calls (IgemmTile::pf_pace): every panel's pass over the block
+    // shares the next block's lines (a tile's rows of 24-48 channels: 2-6 lines), so a line
+    // every several reduction steps (7-35 on these problems under generic and AVX2).
+    const int64_t pace = opt::igemm_pace_for_tests();
+    BOOST_TEST(pace > 1, what << ": pace " << pace);
     // (part 0 may be skipped here: every region of these problems' path runs on 2 threads)
     opt::pieces_stolen_for_tests();
     opt::skip_part_for_tests(0);
