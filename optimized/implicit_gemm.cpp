@@ -44,9 +44,8 @@ namespace {
 
 std::atomic<int64_t> g_next_chunk_prefetches{0};  // next_chunk_prefetches_for_tests
 std::atomic<int64_t> g_threaded_ahead{0};         // threaded_ahead_blocks_for_tests
+std::atomic<int64_t> g_streamed_tiles{0};         // streamed_igemm_tiles_for_tests
 std::atomic<int64_t> g_pace{0};                   // igemm_pace_for_tests
-
-std::atomic<int64_t> g_streamed_tiles{0};  // streamed_igemm_tiles_for_tests
 
 // Packs taps [tap0, tap1) of phase i, group g, panel nb (channels [k0, k0 + kc) of each) into dst
 // as [tap][kc][NR], zero beyond the group's last result channel; false when an element packed is
@@ -648,9 +647,9 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                 }
               }
               if (lo != nullptr) rows.add(lo, hi - lo);
-              rows.spread((nb1 - nb0) * (te - tb));
+              rows.spread((nb1 - nb0) * (te - tb) * chunks.count(taps));  // (calls: slices too)
             }
-            const int64_t rows_pace = rows.pace(p.kc);
+            const int64_t rows_pace = rows.pace(std::max<int64_t>(1, p.kc / chunks.count(taps)));
             if (pf) note_max(&g_pace, rows_pace);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];

@@ -128,12 +128,12 @@ int64_t packed_filter_passes_for_tests();
 /// The implicit GEMM's panel-major chunks whose kernel calls prefetched the next chunk's filter
 /// rows (implicit_gemm.cpp, next_chunk_rows) since the last call: for the tests that it is reached.
 int64_t next_chunk_prefetches_for_tests();
-/// The implicit GEMM's blocks that, with more than one thread, prefetched the source rows of the
-/// block their thread takes next (implicit_gemm.cpp, threaded_prefetch_bursts) since the last call:
-/// for the test that the path is reached.
 /// The implicit GEMM's largest prefetch pace (reduction steps per line, IgemmTile::pf_pace; the
 /// one-tap blocks' and the panel-major chunks') since the last call (0: none since).
 int64_t igemm_pace_for_tests();
+/// The implicit GEMM's blocks that, with more than one thread, prefetched the source rows of the
+/// block their thread takes next (implicit_gemm.cpp, threaded_prefetch_bursts) since the last call:
+/// for the test that the path is reached.
 int64_t threaded_ahead_blocks_for_tests();
 /// backprop filter's (run, sub-block) passes in place (backprop_filter.cpp, tap_runs) since the
 /// last call: for the test that the sub-blocks' size (split_fma512) changes no bits.

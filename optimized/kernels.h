@@ -125,7 +125,8 @@ struct RowLines {
 /// (backprop_filter.cpp, next_block, has the figures). And not even one a step where steps are a
 /// few cycles: on a Zen 3 guest prefetches issued within ~15 TSC cycles of each other are mostly
 /// lost (their lines later read at up to two thirds of a cold line's cost; 24 apart, they arrive:
-/// bench/zen3-2026-12-07d/l2probe.cpp), so backprop filter paces its lines (FilterTile::pf_pace).
+/// bench/zen3-2026-12-07d/l2probe.cpp), so the kernels pace them (pace(): FilterTile::pf_pace,
+/// IgemmTile::pf_pace).
 struct L2Prefetch {
   // (16: a panel-major chunk's taps, one range each, implicit_gemm.cpp's next_chunk_rows; 8 of
   // DCGAN g2's under AVX2 on a 1 MiB L2)
