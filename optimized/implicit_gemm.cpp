@@ -621,36 +621,44 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
             if (pf && nt > 1) g_threaded_ahead.fetch_add(1, std::memory_order_relaxed);
             // The next block's rows go out paced through every panel's kernel calls (a line
             // every rows_pace reduction steps: kernels.h, L2Prefetch), contiguous rows merged
-            // into ranges (a 1x1 layer's block: one or a few; rows past L2Prefetch::kMax ranges
-            // are not prefetched, and the zeros row of a padding pixel is not a row). Until
-            // 2026-12-07 the first panel's pass prefetched each next tile's rows in a burst
-            // after its call; paced (Zen 3 guest, 2 threads / 1, alternate calls of one process,
+            // into ranges (a 1x1 layer's backprop input block: one or a few; the zeros row of a
+            // padding pixel is not a row). Where they make more ranges than L2Prefetch holds (a
+            // strided forward 1x1 or groups: rows apart), the first panel's pass prefetches each
+            // next tile's rows in a burst after its call, as every block did until 2026-12-07.
+            // Paced (Zen 3 guest, 2 threads / 1, alternate calls of one process,
             // bench/zen3-2026-12-07d/pairs/igemm-pace.txt): ResNet's 1x1 backprop input 0.83 /
-            // 0.87 of the time, A/A 1.00 / 1.00.
+            // 0.87 of the time of the bursts, A/A 1.00 / 1.00.
             L2Prefetch rows;
+            bool paced = false;
             if (pf) {
               const int64_t row_bytes = p.kc * elem;
               const char* lo = nullptr;
               const char* hi = nullptr;
-              for (int64_t t = 0; t < ne - te; ++t) {
+              paced = true;
+              auto close = [&] {
+                if (lo == nullptr) return;
+                if (rows.n == L2Prefetch::kMax) paced = false;
+                rows.add(lo, hi - lo);
+              };
+              for (int64_t t = 0; t < ne - te && paced; ++t) {
                 const T* const* an = tables.a(1 - cur, t);
-                for (int64_t q = 0; q < tables.taps(1 - cur, t) * MR; ++q) {
+                for (int64_t q = 0; q < tables.taps(1 - cur, t) * MR && paced; ++q) {
                   if (an[q] == zeros.data()) continue;
                   const char* r = reinterpret_cast<const char*>(an[q]);
                   if (r == hi) {
                     hi += row_bytes;
                     continue;
                   }
-                  if (lo != nullptr) rows.add(lo, hi - lo);
+                  close();
                   lo = r;
                   hi = r + row_bytes;
                 }
               }
-              if (lo != nullptr) rows.add(lo, hi - lo);
+              close();
               rows.spread((nb1 - nb0) * (te - tb) * chunks.count(taps));  // (calls: slices too)
             }
             const int64_t rows_pace = rows.pace(std::max<int64_t>(1, p.kc / chunks.count(taps)));
-            if (pf) note_max(&g_pace, rows_pace);
+            if (paced) note_max(&g_pace, rows_pace);
             for (int64_t nb = nb0; nb < nb1; ++nb) {
               const T* panel = packed + base[i] + (g * nblocks + nb) * size[i];
               IgemmTile<T> tile;
@@ -665,12 +673,21 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
                 for (int64_t t = tb; t < te; ++t) {
                   tables.set(cur, t - tb, &tile);  // the chunk's taps, from tap0
                   tile.mr = std::min(MR, M - t * MR);
-                  if (pf) {
+                  if (paced) {
                     rows.take(1, &tile.pf, &tile.pf_off, &tile.pf_last, &tile.pf_lines);
                     tile.pf_pace = rows_pace;
                   }
                   kernel(tile);
-                  if (pf) rows.issue_due();
+                  if (paced) {
+                    rows.issue_due();
+                  } else if (pf && nb == nb0 && ch == 0 && te + (t - tb) < ne) {
+                    const T* const* an = tables.a(1 - cur, t - tb);
+                    for (int64_t q = 0; q < tables.taps(1 - cur, t - tb) * MR; ++q) {
+                      const char* r = reinterpret_cast<const char*>(an[q]);
+                      for (int64_t l = 0; l < p.kc * elem; l += kLine)
+                        __builtin_prefetch(r + l, 0, 2);
+                    }
+                  }
                 }
               }
             }

@@ -57,8 +57,9 @@ inline void prefetch_lines(const char* base, int64_t off, int64_t last, int64_t 
 }
 
 /// A piece of lines handed out by L2Prefetch::take (IgemmTile::pf, FilterTile::pf): the work
-/// issues one per step() (a line per reduction step or pixel, not a burst: see L2Prefetch) and,
-/// where its steps ran out first, the rest at its end (rest()), as the caller counts them issued.
+/// issues one per step() (a line every pf_pace reduction steps or pixels, counted afresh in each
+/// tap or segment; not a burst: see L2Prefetch) and, where its steps ran out first, the rest at its
+/// end (rest()), as the caller counts them issued.
 struct PieceLines {
   const char* base;
   int64_t off, last, lines;
@@ -210,8 +211,8 @@ struct IgemmTile {
   // Full vectors stored non-temporally where the tile stores (not accumulate): every c row and
   // c_off on a cache line and nr whole vectors (implicit_gemm.cpp, stream).
   bool stream = false;
-  // Lines to prefetch into L2 (L2Prefetch::take), one per reduction step, the rest at the end:
-  // pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last (as FilterTile's).
+  // Lines to prefetch into L2 (L2Prefetch::take), one per pf_pace reduction steps, the rest at the
+  // end: pf + pf_off, pf + pf_off + kLine, ..., each offset clamped to pf_last (as FilterTile's).
   const char* pf = nullptr;
   int64_t pf_off = 0, pf_last = 0, pf_lines = 0;
   int64_t pf_pace = 1;  // reduction steps per line (>= 1; L2Prefetch::pace)

@@ -93,11 +93,12 @@ void igemm_kernel(const IgemmTile<typename S::T>& p) {
 
 // ---- backprop filter --------------------------------------------------------------------------
 
-// PF / TILE: the kernel also issues the call's prefetches, a line per pixel: FilterTile::pf's
-// lines (PF) and the later tile's rows, next_c (TILE). PACK: it also stores what it reads into
-// FilterTile::pack_x / pack_dy where they are set (backprop_filter.cpp, packed_runs). A call takes
-// the kernel with the code for what it has only (filter_kernel_for): present even unused, next_c's
-// state cost DCGAN g2's 4-pixel segments 12-29 % on AVX2 (bench/xeon-2026-11-29c).
+// PF / TILE: the kernel also issues the call's prefetches: FilterTile::pf's lines, one every
+// pf_pace pixels (PF), and the later tile's rows, next_c, one a pixel (TILE). PACK: it also stores
+// what it reads into FilterTile::pack_x / pack_dy where they are set (backprop_filter.cpp,
+// packed_runs). A call takes the kernel with the code for what it has only (filter_kernel_for):
+// present even unused, next_c's state cost DCGAN g2's 4-pixel segments 12-29 % on AVX2
+// (bench/xeon-2026-11-29c).
 template <class S, int MR, int NV, bool FULL, bool PF, bool TILE, bool PACK>
 void filter_kernel_fixed(const FilterTile<typename S::T>& p) {
   using T = typename S::T;
