@@ -506,8 +506,11 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
           if (ch + 1 < chunks.count(taps))
             next_chunk_rows(p, ph, chunks, ch + 1, taps, x.g, x.nb, NR, &next);
           next.spread(t1 - t0);
-          if (next.total > 0) g_next_chunk_prefetches.fetch_add(1, std::memory_order_relaxed);
-          if (next.total > 0) note_max(&g_pace, next.pace(tile.kc * tile.taps));
+          tile.pf_pace = next.pace(tile.kc * tile.taps);  // (the chunk's calls alike)
+          if (next.total > 0) {
+            g_next_chunk_prefetches.fetch_add(1, std::memory_order_relaxed);
+            note_max(&g_pace, tile.pf_pace);
+          }
           for (int64_t tb = t0; tb < t1; tb += tiles_per_block) {
             const int64_t te = std::min(t1, tb + tiles_per_block);
             tables.fill(ph, order[x.phase], x.g, tb, te, 0, tap0);
@@ -515,7 +518,6 @@ bool run_implicit_gemm(const ImplicitGemm<T>& p) {
               tables.set(0, t - tb, &tile);
               tile.mr = std::min(MR, M - t * MR);
               next.take(1, &tile.pf, &tile.pf_off, &tile.pf_last, &tile.pf_lines);
-              tile.pf_pace = next.pace(tile.kc * tile.taps);
               kernel(tile);
               next.issue_due();
             }
