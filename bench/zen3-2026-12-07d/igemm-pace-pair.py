@@ -1,11 +1,24 @@
 # The implicit GEMM's prefetch paced (PB/PA = 1) against a line a reduction step in panel-major
-# order and a burst per tile for the one-tap phases' next block (0), in alternate calls of one
-# process: rewrites optimized/backprop_input.cpp by text, on stop 75's working copy that had the
-# pace behind `g_igemm_pace` (implicit_gemm.cpp). From the repository root:
+# order and a burst per tile for the one-tap blocks' next rows (0, the code before 2026-12-07), in
+# alternate calls of one process: rewrites optimized/implicit_gemm.cpp (a switch, g_igemm_pace,
+# in front of the two paces) and optimized/backprop_input.cpp (the pair wrapper) by text. From the
+# repository root:
 #   python3 bench/zen3-2026-12-07d/igemm-pace-pair.py && cmake --build build --target convcheck
 #   PA=0 PB=1 build/convcheck bench --suite L.txt --backends optimized,optimized --threads T \
 #     --reps 100 2>&1 >/dev/null | grep PAIRS
-#   git checkout optimized/backprop_input.cpp
+#   git checkout optimized/backprop_input.cpp optimized/implicit_gemm.cpp
+# (Stop 75 ran the same pairs on a working copy that had the switch in the code.)
+q = 'optimized/implicit_gemm.cpp'
+t = open(q).read()
+for a, b in [
+    ("namespace convcheck::opt {\n", "namespace convcheck::opt {\n\nint g_igemm_pace = 1;\n"),
+    ("tile.pf_pace = next.pace(tile.kc * tile.taps);",
+     "tile.pf_pace = g_igemm_pace ? next.pace(tile.kc * tile.taps) : 1;"),
+    ("              paced = true;\n", "              paced = g_igemm_pace != 0;\n"),
+]:
+    assert a in t, a
+    t = t.replace(a, b, 1)
+open(q, 'w').write(t)
 p = 'optimized/backprop_input.cpp'
 s = open(p).read()
 s = s.replace("#include <algorithm>\n", "#include <algorithm>\n#include <cstdio>\n#include <cstdlib>\n"
